@@ -589,6 +589,16 @@ unsafe fn as_texrefs_recorded(out: u64) {
         let mut bound: CUmipmappedArray = null_mut();
         assert_eq!(cuTexRefGetMipmappedArray(&mut bound, t), 0);
         assert_eq!(bound, mm, "`the mipmapped array: yes`");
+        // mipmap-level-reads: its level 1 is bound as an array, the mipmapped array let go.
+        let mut level1: CUarray = null_mut();
+        assert_eq!(cuMipmappedArrayGetLevel(&mut level1, mm, 1), 0);
+        assert_eq!(cuTexRefSetArray(t, level1, CU_TRSA_OVERRIDE_FORMAT), 0);
+        assert_eq!(cuTexRefGetArray(&mut got, t), 0);
+        assert_eq!(got, level1, "`the level`");
+        assert_eq!(
+            cuTexRefGetMipmappedArray(&mut bound, t),
+            CUDA_ERROR_INVALID_VALUE
+        );
         assert_eq!(cuMipmappedArrayDestroy(mm), 0);
         assert_eq!(cuTexRefGetArray(&mut got, t), CUDA_ERROR_INVALID_VALUE);
         assert_eq!(sample(0.5, 0.5), 0.0);

@@ -351,13 +351,20 @@ impl Driver {
             match array {
                 Ok(a) => {
                     let array = st.textures.array(a)?;
-                    if array.mipmapped.is_some() {
-                        // A mipmapped array's level: the H200 answers CUDA_SUCCESS and the
-                        // reference stays bound as it was (probe texrefs,
-                        // mipmap-level-as-array: GetArray INVALID_VALUE, GetMipmappedArray
-                        // the mipmapped array, after binding its level 0).
-                        drop(st);
-                        return self.set_texture_reference(h, |_| Ok(()));
+                    // The level 0 of the mipmapped array the reference is bound to: the
+                    // H200 answers CUDA_SUCCESS and the reference stays bound to the
+                    // mipmapped array (probe texrefs, mipmap-level-as-array). Any other
+                    // level, or a level 0 of another or with the reference elsewhere, is
+                    // bound as an array (mipmap-level-reads: level 1 of the bound
+                    // mipmapped array, level 0 of an unbound or array-bound reference).
+                    if let Some(m) = array.mipmapped {
+                        let level0 = st.textures.mipmapped(m)?.levels.first() == Some(&a);
+                        let bound = reference(&st.texture_references, h, false)
+                            .map(|r| matches!(r.binding, Binding::Mipmapped(b) if b == m))?;
+                        if level0 && bound {
+                            drop(st);
+                            return self.set_texture_reference(h, |_| Ok(()));
+                        }
                     }
                     let d = array.desc;
                     (d.format, d.num_channels, Binding::Array(a))

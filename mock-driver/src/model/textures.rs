@@ -149,12 +149,17 @@ impl CudaArray {
 
     /// What a texture, a resource view or a surface (`reader`) over the array reads.
     /// A texture reads the UNORM/SNORM formats' integers (`normalized_format`), and a block-compressed array's texels decoded
-    /// (`BlockFormat`), its extent in texels as created; views and surfaces of those
-    /// formats, and anything of R10G10B10A2, are not emulated.
+    /// (`BlockFormat`), its extent in texels as created; a surface the UNORM/SNORM and
+    /// R10G10B10A2 arrays' bytes; views of those formats, and textures of R10G10B10A2
+    /// (recorded: probe texel_formats, packed-and-surfaces), are not emulated.
     fn image(&self, reader: Reader) -> CuResult<Image> {
         let blocks = match (self.packing, reader) {
             (Packing::Plain, _) => None,
             (Packing::Normalized, Reader::Texture) if normalized_format(self.desc.format) => None,
+            // A surface moves bytes (suld.b, sust.b): the H200 made surfaces over
+            // UNORM_INT8X4, SNORM_INT16X2 and R10G10B10A2 arrays and read and wrote their
+            // words as stored (probe texel_formats, packed-and-surfaces).
+            (Packing::Normalized, Reader::Surface) => None,
             (Packing::Blocks, Reader::Texture) => block_format(self.desc.format),
             _ => {
                 return Err(not_supported(format!(
@@ -559,6 +564,14 @@ fn check_descriptor(
     }
     if packing == Packing::Blocks && h == 0 {
         return Err(invalid("a block-compressed array is not 1D"));
+    }
+    if packing == Packing::Blocks && surface {
+        // The H200 refused a BC1 array of 8x4 with it (probe texel_formats,
+        // packed-and-surfaces): CUDA_ERROR_NOT_SUPPORTED, not INVALID_VALUE.
+        return Err(not_supported(
+            "CUDA_ARRAY3D_SURFACE_LDST with a block-compressed format: the H200 makes no such \
+             array",
+        ));
     }
     if cubemap {
         // cuda.h: "Width must be equal to Height, and Depth must be six. If
