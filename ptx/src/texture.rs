@@ -140,7 +140,8 @@ pub enum ChannelKind {
     Float,
 }
 
-/// A texel's layout: 1, 2 or 4 channels of 8, 16 or 32 bits each.
+/// A texel's layout: 1, 2 or 4 channels of 8, 16 or 32 bits each, or R10G10B10A2's four
+/// packed in 32 (`bits` 10, `channels` 4: `texel_bytes` is 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Format {
     pub kind: ChannelKind,
@@ -429,6 +430,22 @@ impl Image {
 /// normalized ushort2 gives (x, y, 0, 0) (texture_probe, section 4).
 pub(crate) fn channels(f: Format, bytes: &[u8], normalize: bool) -> [u32; 4] {
     let mut out = [0u32; 4];
+    if f.bits == 10 {
+        // R10G10B10A2, one little-endian word (R in bits 0-9, G 10-19, B 20-29, A 30-31):
+        // each 10-bit channel over 1023 and the alpha over 3, as the H200 read them (probe
+        // texel_formats, packed-and-surfaces); the integers where not normalized.
+        let w = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let raw = [w & 0x3ff, (w >> 10) & 0x3ff, (w >> 20) & 0x3ff, w >> 30];
+        let max = [1023.0f32, 1023.0, 1023.0, 3.0];
+        for c in 0..4 {
+            out[c] = if normalize {
+                (raw[c] as f32 / max[c]).to_bits()
+            } else {
+                raw[c]
+            };
+        }
+        return out;
+    }
     if f.kind == ChannelKind::Float && f.bits == 32 {
         // The common float texture: each channel's bits as stored (a fast path of the
         // loop below, which gives the same).

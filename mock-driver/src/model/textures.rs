@@ -150,8 +150,8 @@ impl CudaArray {
     /// What a texture, a resource view or a surface (`reader`) over the array reads.
     /// A texture reads the UNORM/SNORM formats' integers (`normalized_format`), and a block-compressed array's texels decoded
     /// (`BlockFormat`), its extent in texels as created; a surface the UNORM/SNORM and
-    /// R10G10B10A2 arrays' bytes; views of those formats, and textures of R10G10B10A2
-    /// (recorded: probe texel_formats, packed-and-surfaces), are not emulated.
+    /// R10G10B10A2 arrays' bytes, a texture an R10G10B10A2 array's channels normalized;
+    /// views of those formats are not emulated.
     fn image(&self, reader: Reader) -> CuResult<Image> {
         let blocks = match (self.packing, reader) {
             (Packing::Plain, _) => None,
@@ -192,6 +192,16 @@ impl CudaArray {
             slice_pitch: row * h,
             storage: Storage::Array(self.texels.clone()),
         };
+        if self.desc.format == R10G10B10A2 && reader == Reader::Texture {
+            // A texture reads its four channels apart (`ptx::texture::channels`: 10-bit
+            // texels are R10G10B10A2 words), normalized as the H200 read them (probe
+            // texel_formats, packed-and-surfaces); a surface moves the words.
+            img.format = Format {
+                kind: ChannelKind::Unsigned,
+                bits: 10,
+                channels: 4,
+            };
+        }
         if let Some(b) = blocks {
             // Decoded texels, as a block-compressed view reads them, over the extent the
             // array was made with (the H200 read a 4 x 4 array of one block: probe
@@ -226,8 +236,11 @@ enum Reader {
 /// to CU_AD_FORMAT_SNORM_INT16X4), which a texture reads as normalized floats whatever
 /// its read mode.
 fn normalized_format(format: i32) -> bool {
-    (0xc0..=0xcb).contains(&format)
+    (0xc0..=0xcb).contains(&format) || format == R10G10B10A2
 }
+
+/// CU_AD_FORMAT_UNORM_INT_101010_2: four channels in one 32-bit word.
+const R10G10B10A2: i32 = 0x50;
 
 /// The blocks of a block-compressed CUarray_format (None for another format).
 fn block_format(format: i32) -> Option<BlockFormat> {
