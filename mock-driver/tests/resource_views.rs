@@ -422,18 +422,35 @@ fn a_view_of_levels_makes_its_first_level_zero() {
     (one_past.first_mipmap_level, one_past.last_mipmap_level) = (4, 4);
     let to = create(&r, &texture_desc(2), Some(&one_past)).unwrap();
     assert_eq!(f32::from_bits(at(0.0, to)[0]), 13.0, "levels 4..4");
-    // A first level further past (not recorded), backwards, or the first level's extent
-    // (the H200 refused it: the view names the original resource's): refused.
+    // A first level further past is taken too and reads the array's last level at any
+    // lod (the H200: levels 6..6, 7..7, 5..6 and 6..100 of 5 read level 4 at lods 0 and
+    // 2, probe views, views-two-past), and the getter gives it back as given.
+    for (first, last) in [(5, 5), (6, 6), (4, 5), (5, 100)] {
+        let mut w = v;
+        (w.first_mipmap_level, w.last_mipmap_level) = (first, last);
+        let tf = create(&r, &texture_desc(2), Some(&w)).unwrap();
+        for lod in [0.0, 2.0] {
+            let got = f32::from_bits(at(lod, tf)[0]);
+            assert_eq!(got, 13.0, "levels {first}..{last} at lod {lod}");
+        }
+        let mut back = CUDA_RESOURCE_VIEW_DESC::default();
+        // Safety: a live local; the handle made here.
+        unsafe {
+            assert_eq!(cuTexObjectGetResourceViewDesc(&mut back, tf), 0);
+            assert_eq!(cuTexObjectDestroy(tf), 0);
+        }
+        assert_eq!(back, w, "levels {first}..{last} as given");
+    }
+    // Backwards, or the first level's extent (the H200 refused it: the view names the
+    // original resource's): refused.
     let mut w = v;
     (w.width, w.height) = (4, 4);
     let e = create(&r, &texture_desc(2), Some(&w));
     assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "level 1's extent");
-    for (first, last) in [(5, 5), (2, 1)] {
-        let mut w = v;
-        (w.first_mipmap_level, w.last_mipmap_level) = (first, last);
-        let e = create(&r, &texture_desc(2), Some(&w));
-        assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "levels {first}..{last}");
-    }
+    let mut w = v;
+    (w.first_mipmap_level, w.last_mipmap_level) = (2, 1);
+    let e = create(&r, &texture_desc(2), Some(&w));
+    assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "levels 2..1");
     // Safety: handles made here.
     unsafe {
         assert_eq!(cuTexObjectDestroy(t), 0);
@@ -481,16 +498,27 @@ fn a_view_of_layers_makes_its_first_layer_zero() {
         0,
         "the view's layer 4, which the array lacks"
     );
-    // A first layer one past the array's is taken and reads 0 (the H200: layers 4..4 of
-    // 4, probe views, view-bounds); further past (not recorded) is refused.
+    // A first layer past the array's is taken and reads 0 (the H200: layers 4..4 of 4,
+    // probe views, view-bounds; 5..5, 6..6, 5..6 and 5..100, views-two-past); backwards
+    // is refused.
     (w.first_layer, w.last_layer) = (4, 4);
     let t4 = create(&r, &texture_desc(1), Some(&w)).unwrap();
     assert_eq!(run(m, "fetch_a2d_u", t4, 4, &[2, 0], 16)[0], 0);
-    (w.first_layer, w.last_layer) = (5, 5);
+    for (first, last) in [(5, 5), (6, 6), (5, 6), (5, 100)] {
+        (w.first_layer, w.last_layer) = (first, last);
+        let tf = create(&r, &texture_desc(1), Some(&w)).unwrap();
+        for k in [0, 1, 3] {
+            let got = run(m, "fetch_a2d_u", tf, 4, &[2, k], 16);
+            assert_eq!(got, [0; 16], "layers {first}..{last}, layer {k}");
+        }
+        // Safety: the handle made here.
+        assert_eq!(unsafe { cuTexObjectDestroy(tf) }, 0);
+    }
+    (w.first_layer, w.last_layer) = (6, 5);
     assert_eq!(
         create(&r, &texture_desc(1), Some(&w)),
         Err(CUDA_ERROR_INVALID_VALUE),
-        "a first layer two past the array's"
+        "layers 6..5"
     );
     // Safety: handles made here.
     unsafe {
