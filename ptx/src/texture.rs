@@ -1042,9 +1042,17 @@ impl TextureObject {
 
     fn layer_slice(&self, layer: Option<i64>) -> u64 {
         match layer {
-            // Through a resource view the layer is not clamped: one past the view's
-            // reads 0 (`Image::texel`).
-            Some(l) if self.image.layered && self.image.is_view() => l as u32 as u64,
+            // Through a resource view the layer is clamped to the view's last, which
+            // reads 0 where the array lacks it (`Image::texel`): on the H200 a view of
+            // layers 0..3 of 4 reads layer 3 at float layers -1, 4 and 5, views of
+            // layers 5..5, 6..6 and 5..100 read 0 at every layer (probe views,
+            // layers-past-the-end, views-two-past). Integer coordinates past the
+            // array's layers read 0 before this (`fetch`). A view's count stands for the
+            // layer count here as it does for a cubemap array's cubes (`cube_slice`).
+            Some(l) if self.image.layered && self.image.is_view() => {
+                let last = self.image.view_layers().unwrap_or(1).max(1) - 1;
+                (l as u32 as u64).min(last)
+            }
             // The layer is unsigned and clamped to the last: on the H200 layer -1 reads
             // the last layer, as does one past the end (texture_probe, section 6).
             Some(l) if self.image.layered => (l as u32 as u64).min(self.image.depth - 1),
@@ -1787,6 +1795,49 @@ mod tests {
             [layer(-1), layer(0), layer(2), layer(3)],
             [3.0, 1.0, 3.0, 3.0]
         );
+        // Through a view, float layers clamp to the view's last layer, which reads 0
+        // where the array lacks it (the H200: probe views, layers-past-the-end, a view of
+        // layers 0..3 of 4 reads layer 3 at -1, 4 and 5; views-two-past, one of layers
+        // 5..5 of 4 reads 0 at -1..5); integer coordinates read 0 past the array's.
+        let through = |first: u64, count: u64, l: i64| {
+            let mut v = t.clone();
+            let Storage::Array(texels) = &t.image.storage else {
+                unreachable!()
+            };
+            v.image.storage = Storage::View {
+                texels: texels.clone(),
+                origin: first * 4,
+                blocks: None,
+                view_layers: Some(count),
+            };
+            v.image.depth = 3u64.saturating_sub(first).min(count);
+            let q = Lookup {
+                offset: [0; 3],
+                dims: 1,
+                coords: [0.5, 0.0, 0.0],
+                layer: Some(l),
+                cube: false,
+                lod: Lod::Base,
+            };
+            let mem = Texmem::new(&NoMemory);
+            let float = f32::from_bits(v.sample(&mem, &q).unwrap()[0]);
+            let int = f32::from_bits(v.fetch(&mem, 1, [0; 3], [0; 3], Some(l)).unwrap()[0]);
+            (float, int)
+        };
+        let all = |first, count| [-1, 0, 1, 2, 3, 4].map(|l| through(first, count, l));
+        assert_eq!(
+            all(0, 3),
+            [
+                (3.0, 0.0),
+                (1.0, 1.0),
+                (2.0, 2.0),
+                (3.0, 3.0),
+                (3.0, 0.0),
+                (3.0, 0.0)
+            ]
+        );
+        assert_eq!(all(4, 1), [(0.0, 0.0); 6]);
+        assert_eq!(all(4, 97), [(0.0, 0.0); 6]);
         let mut lin = float_texture(&[1.0], 8, 1, false, AddressMode::Clamp);
         lin.image.storage = Storage::Device(0x1000);
         // Past the ends nothing is read (NoMemory would fault): zero.

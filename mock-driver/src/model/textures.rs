@@ -1053,7 +1053,9 @@ fn view_images_checked(
             }
             img.storage = Storage::View {
                 texels: a.texels.clone(),
-                origin: fl * img.slice_pitch,
+                // Saturating: a first layer far past the array's (taken) reads nothing,
+                // its depth being 0 then.
+                origin: fl.saturating_mul(img.slice_pitch),
                 blocks: shape.blocks,
                 view_layers: Some(ll - fl + 1),
             };
