@@ -740,3 +740,80 @@ fn bc4_blocks_decode_as_the_format_defines() {
         assert_eq!(cuArrayDestroy(a), 0);
     }
 }
+
+/// A texture over a BC1 array of 6 x 5 texels (2 x 2 blocks, each one solid colour,
+/// copied in as 2 rows of blocks) reads its texels, and 0 in every channel past them,
+/// in its partial blocks too, under clamp with integer coordinates: the H200 read 8 x 8
+/// texels so (probe texel_formats, bc-partial-blocks), where other arrays clamp.
+#[test]
+fn a_block_compressed_array_reads_zero_past_its_texels() {
+    let (_g, m) = setup();
+    const BC1_UNORM: i32 = 0x91;
+    let a = array(6, 5, 0, BC1_UNORM, 4, 0);
+    // Colour 0 of each block, colour 1 black, every index 0: the block is colour 0.
+    let colours = [
+        rgb565(31, 63, 31),
+        rgb565(31, 0, 0),
+        rgb565(0, 63, 0),
+        rgb565(0, 0, 31),
+    ];
+    let blocks = words(
+        &colours
+            .iter()
+            .flat_map(|c| [*c as u32, 0])
+            .collect::<Vec<_>>(),
+    );
+    let copy = CUDA_MEMCPY3D {
+        src_x_in_bytes: 0,
+        src_y: 0,
+        src_z: 0,
+        src_lod: 0,
+        src_memory_type: 1,
+        src_host: blocks.as_ptr().cast(),
+        src_device: 0,
+        src_array: null_mut(),
+        reserved0: null_mut(),
+        src_pitch: 16,
+        src_height: 2,
+        dst_x_in_bytes: 0,
+        dst_y: 0,
+        dst_z: 0,
+        dst_lod: 0,
+        dst_memory_type: 3,
+        dst_host: null_mut(),
+        dst_device: 0,
+        dst_array: a.cast(),
+        reserved1: null_mut(),
+        dst_pitch: 0,
+        dst_height: 0,
+        width_in_bytes: 16,
+        height: 2,
+        depth: 1,
+    };
+    // Safety: `blocks` is live for the copy.
+    assert_eq!(unsafe { cuMemcpy3D_v2(&copy) }, 0, "2 rows of 2 blocks");
+    let t = create(&array_resource(0, a as u64), &texture_desc(0), None).unwrap();
+    let got = floats(&run(m, "fetch_2d", t, 64, &[8], 256));
+    let rgba = [
+        [1.0, 1.0, 1.0, 1.0],
+        [1.0, 0.0, 0.0, 1.0],
+        [0.0, 1.0, 0.0, 1.0],
+        [0.0, 0.0, 1.0, 1.0],
+    ];
+    for y in 0..8 {
+        for x in 0..8 {
+            let texel = &got[4 * (8 * y + x)..4 * (8 * y + x) + 4];
+            let want = if x < 6 && y < 5 {
+                rgba[2 * (y / 4) + x / 4]
+            } else {
+                [0.0; 4]
+            };
+            assert_eq!(texel, want, "texel ({x}, {y})");
+        }
+    }
+    // Safety: handles made here.
+    unsafe {
+        assert_eq!(cuTexObjectDestroy(t), 0);
+        assert_eq!(cuArrayDestroy(a), 0);
+    }
+}

@@ -368,6 +368,18 @@ impl Image {
         self.view_layers().is_some()
     }
 
+    /// Whether this is a texture over a block-compressed array (not a view of one).
+    fn is_block_compressed_array(&self) -> bool {
+        matches!(
+            self.storage,
+            Storage::View {
+                blocks: Some(_),
+                view_layers: None,
+                ..
+            }
+        )
+    }
+
     /// A resource view's layer count (`Storage::View`).
     fn view_layers(&self) -> Option<u64> {
         match self.storage {
@@ -1509,6 +1521,17 @@ impl TextureObject {
         // mode) decides is not recorded: the coordinates are taken.
         if let Some(l) = layer {
             if self.image.layered && !self.image.cubemap && l as u32 as u64 >= self.image.depth {
+                return Ok([0; 4]);
+            }
+        }
+        // A texture over a block-compressed array reads 0 past the array's texels, in its
+        // last partial blocks too, where other arrays clamp: on the H200 BC1 and BC7
+        // arrays of 6 x 5 texels read x 6..7 and y 5..7 as 0 under clamp (probe
+        // texel_formats, bc-partial-blocks). What float coordinates read there is not
+        // recorded: they clamp as other arrays' do.
+        if self.image.is_block_compressed_array() {
+            let outside = (0..dims).any(|k| !(0..self.image.size(k) as i64).contains(&at[k]));
+            if outside {
                 return Ok([0; 4]);
             }
         }
