@@ -643,6 +643,8 @@ static void packed_and_surfaces(void) {
 /* (Added after the third recording, awaiting one.) What srgb-linear left open:
  * - whether the colour channels of a blend share one exponent: texels (128, 10, 250, 255)
  *   and (64, 250, 10, 0) by halves, each channel's larger texel of another magnitude;
+ *   the same without CU_TRSF_SRGB by halves and 3/4: is plain 8-bit UNORM blended in 16
+ *   bits (257n) as the sRGB texture's alpha is (0 and 255 by halves: 32768/65535);
  * - whether a texel of weight 0 takes part: a 2 x 2 array, row 0 (64, 128 in every
  *   channel), row 1 all 255, sampled at row 0's centre between its texels;
  * - BC1 6 x 5 (bc-partial-blocks' first two rows of blocks) by float coordinates at the
@@ -659,6 +661,13 @@ static void srgb_exponents_bc_float(void) {
         CUDA_RESOURCE_DESC r = over_array(a);
         if (CALL("SRGB, linear", cuTexObjectCreate(&o, &r, &t, NULL)) == CUDA_SUCCESS) {
             sample_texels(o, 1, 1, 1.0f);
+            cuTexObjectDestroy(o);
+        }
+        CUDA_TEXTURE_DESC plain = point(0);
+        plain.filterMode = CU_TR_FILTER_MODE_LINEAR;
+        if (CALL("flags 0, linear", cuTexObjectCreate(&o, &r, &plain, NULL)) == CUDA_SUCCESS) {
+            sample_texels(o, 1, 1, 1.0f);
+            sample_texels(o, 1, 1, 0.75f);
             cuTexObjectDestroy(o);
         }
     }
