@@ -772,6 +772,66 @@ static void cubemap_view_odd_layers(void) {
     MUST(cuArrayDestroy(a));
 }
 
+/* (Added after the third recording, awaiting one.) How far past a resource's levels and
+ * layers a view may begin (views-two-past took 7..7 of 5 levels and 6..6 of 4 layers):
+ * levels and layers 31, 1000 and 0xffffffff; and what float layer coordinates read
+ * through views that end past a 4-layer float array (layer L holding 10 + L), 3..5 and
+ * 2..3: do they clamp to the view's last layer (reading 0 where the array lacks it) or to
+ * the array's (layers-past-the-end: a view of 0..3 read layer 3 at -1, 4 and 5). */
+static void views_far_past(void) {
+    setup();
+    CUDA_ARRAY3D_DESCRIPTOR a = desc3(16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0);
+    CUmipmappedArray mip;
+    MUST(cuMipmappedArrayCreate(&mip, &a, 5));
+    CUDA_RESOURCE_DESC r;
+    memset(&r, 0, sizeof r);
+    r.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+    r.res.mipmap.hMipmappedArray = mip;
+    CUDA_TEXTURE_DESC t = point(0);
+    t.mipmapFilterMode = CU_TR_FILTER_MODE_POINT;
+    static const unsigned far[] = {31, 1000, 0xffffffffu};
+    CUtexObject o;
+    for (unsigned i = 0; i < sizeof far / sizeof far[0]; i++) {
+        CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_FLOAT_1X32, 16, 16, 0);
+        v.firstMipmapLevel = v.lastMipmapLevel = far[i];
+        char what[64];
+        snprintf(what, sizeof what, "levels %u..%u", far[i], far[i]);
+        if (CALL(what, cuTexObjectCreate(&o, &r, &t, &v)) == CUDA_SUCCESS) cuTexObjectDestroy(o);
+    }
+    MUST(cuMipmappedArrayDestroy(mip));
+    CUarray arr = layered4(CU_AD_FORMAT_UNSIGNED_INT32);
+    CUDA_RESOURCE_DESC lr = over_array(arr);
+    CUDA_TEXTURE_DESC lt = point(CU_TRSF_READ_AS_INTEGER);
+    for (unsigned i = 0; i < sizeof far / sizeof far[0]; i++) {
+        CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_UINT_1X32, 2, 2, 4);
+        v.firstLayer = v.lastLayer = far[i];
+        char what[64];
+        snprintf(what, sizeof what, "layers %u..%u", far[i], far[i]);
+        if (CALL(what, cuTexObjectCreate(&o, &lr, &lt, &v)) == CUDA_SUCCESS) {
+            read_layers("layers -1..5, integer coordinates", "layers_s32", o);
+            cuTexObjectDestroy(o);
+        }
+    }
+    MUST(cuArrayDestroy(arr));
+    static const unsigned ranges[][2] = {{3, 5}, {2, 3}, {3, 100}};
+    CUarray fa = layered4(CU_AD_FORMAT_FLOAT);
+    CUDA_RESOURCE_DESC fr = over_array(fa);
+    for (unsigned i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        CUDA_RESOURCE_VIEW_DESC v = view(CU_RES_VIEW_FORMAT_FLOAT_1X32, 2, 2, 4);
+        v.firstLayer = ranges[i][0];
+        v.lastLayer = ranges[i][1];
+        char what[64];
+        snprintf(what, sizeof what, "float, point, view of layers %u..%u", ranges[i][0], ranges[i][1]);
+        CUDA_TEXTURE_DESC ft = point(0);
+        if (CALL(what, cuTexObjectCreate(&o, &fr, &ft, &v)) == CUDA_SUCCESS) {
+            read_layers("layers -1..5, integer coordinates", "layers_s32", o);
+            read_layers("layers -1..5, float coordinates", "layers_f32", o);
+            cuTexObjectDestroy(o);
+        }
+    }
+    MUST(cuArrayDestroy(fa));
+}
+
 int main(void) {
     section("mip-level-views", mip_level_views);
     section("layer-views", layer_views);
@@ -784,5 +844,6 @@ int main(void) {
     section("layers-past-the-end", layers_past_the_end);
     section("views-two-past", views_two_past);
     section("cubemap-view-odd-layers", cubemap_view_odd_layers);
+    section("views-far-past", views_far_past);
     return 0;
 }

@@ -422,18 +422,35 @@ fn a_view_of_levels_makes_its_first_level_zero() {
     (one_past.first_mipmap_level, one_past.last_mipmap_level) = (4, 4);
     let to = create(&r, &texture_desc(2), Some(&one_past)).unwrap();
     assert_eq!(f32::from_bits(at(0.0, to)[0]), 13.0, "levels 4..4");
-    // A first level further past (not recorded), backwards, or the first level's extent
-    // (the H200 refused it: the view names the original resource's): refused.
+    // A first level further past is taken too and reads the array's last level at any
+    // lod (the H200: levels 6..6, 7..7, 5..6 and 6..100 of 5 read level 4 at lods 0 and
+    // 2, probe views, views-two-past), and the getter gives it back as given.
+    for (first, last) in [(5, 5), (6, 6), (4, 5), (5, 100)] {
+        let mut w = v;
+        (w.first_mipmap_level, w.last_mipmap_level) = (first, last);
+        let tf = create(&r, &texture_desc(2), Some(&w)).unwrap();
+        for lod in [0.0, 2.0] {
+            let got = f32::from_bits(at(lod, tf)[0]);
+            assert_eq!(got, 13.0, "levels {first}..{last} at lod {lod}");
+        }
+        let mut back = CUDA_RESOURCE_VIEW_DESC::default();
+        // Safety: a live local; the handle made here.
+        unsafe {
+            assert_eq!(cuTexObjectGetResourceViewDesc(&mut back, tf), 0);
+            assert_eq!(cuTexObjectDestroy(tf), 0);
+        }
+        assert_eq!(back, w, "levels {first}..{last} as given");
+    }
+    // Backwards, or the first level's extent (the H200 refused it: the view names the
+    // original resource's): refused.
     let mut w = v;
     (w.width, w.height) = (4, 4);
     let e = create(&r, &texture_desc(2), Some(&w));
     assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "level 1's extent");
-    for (first, last) in [(5, 5), (2, 1)] {
-        let mut w = v;
-        (w.first_mipmap_level, w.last_mipmap_level) = (first, last);
-        let e = create(&r, &texture_desc(2), Some(&w));
-        assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "levels {first}..{last}");
-    }
+    let mut w = v;
+    (w.first_mipmap_level, w.last_mipmap_level) = (2, 1);
+    let e = create(&r, &texture_desc(2), Some(&w));
+    assert_eq!(e, Err(CUDA_ERROR_INVALID_VALUE), "levels 2..1");
     // Safety: handles made here.
     unsafe {
         assert_eq!(cuTexObjectDestroy(t), 0);
@@ -481,16 +498,27 @@ fn a_view_of_layers_makes_its_first_layer_zero() {
         0,
         "the view's layer 4, which the array lacks"
     );
-    // A first layer one past the array's is taken and reads 0 (the H200: layers 4..4 of
-    // 4, probe views, view-bounds); further past (not recorded) is refused.
+    // A first layer past the array's is taken and reads 0 (the H200: layers 4..4 of 4,
+    // probe views, view-bounds; 5..5, 6..6, 5..6 and 5..100, views-two-past); backwards
+    // is refused.
     (w.first_layer, w.last_layer) = (4, 4);
     let t4 = create(&r, &texture_desc(1), Some(&w)).unwrap();
     assert_eq!(run(m, "fetch_a2d_u", t4, 4, &[2, 0], 16)[0], 0);
-    (w.first_layer, w.last_layer) = (5, 5);
+    for (first, last) in [(5, 5), (6, 6), (5, 6), (5, 100)] {
+        (w.first_layer, w.last_layer) = (first, last);
+        let tf = create(&r, &texture_desc(1), Some(&w)).unwrap();
+        for k in [0, 1, 3] {
+            let got = run(m, "fetch_a2d_u", tf, 4, &[2, k], 16);
+            assert_eq!(got, [0; 16], "layers {first}..{last}, layer {k}");
+        }
+        // Safety: the handle made here.
+        assert_eq!(unsafe { cuTexObjectDestroy(tf) }, 0);
+    }
+    (w.first_layer, w.last_layer) = (6, 5);
     assert_eq!(
         create(&r, &texture_desc(1), Some(&w)),
         Err(CUDA_ERROR_INVALID_VALUE),
-        "a first layer two past the array's"
+        "layers 6..5"
     );
     // Safety: handles made here.
     unsafe {
@@ -704,6 +732,83 @@ fn bc4_blocks_decode_as_the_format_defines() {
                 [values[t % 8] as f32 / 65535.0, 0.0, 0.0, 0.0],
                 "block {block} texel {t}"
             );
+        }
+    }
+    // Safety: handles made here.
+    unsafe {
+        assert_eq!(cuTexObjectDestroy(t), 0);
+        assert_eq!(cuArrayDestroy(a), 0);
+    }
+}
+
+/// A texture over a BC1 array of 6 x 5 texels (2 x 2 blocks, each one solid colour,
+/// copied in as 2 rows of blocks) reads its texels, and 0 in every channel past them,
+/// in its partial blocks too, under clamp with integer coordinates: the H200 read 8 x 8
+/// texels so (probe texel_formats, bc-partial-blocks), where other arrays clamp.
+#[test]
+fn a_block_compressed_array_reads_zero_past_its_texels() {
+    let (_g, m) = setup();
+    const BC1_UNORM: i32 = 0x91;
+    let a = array(6, 5, 0, BC1_UNORM, 4, 0);
+    // Colour 0 of each block, colour 1 black, every index 0: the block is colour 0.
+    let colours = [
+        rgb565(31, 63, 31),
+        rgb565(31, 0, 0),
+        rgb565(0, 63, 0),
+        rgb565(0, 0, 31),
+    ];
+    let blocks = words(
+        &colours
+            .iter()
+            .flat_map(|c| [*c as u32, 0])
+            .collect::<Vec<_>>(),
+    );
+    let copy = CUDA_MEMCPY3D {
+        src_x_in_bytes: 0,
+        src_y: 0,
+        src_z: 0,
+        src_lod: 0,
+        src_memory_type: 1,
+        src_host: blocks.as_ptr().cast(),
+        src_device: 0,
+        src_array: null_mut(),
+        reserved0: null_mut(),
+        src_pitch: 16,
+        src_height: 2,
+        dst_x_in_bytes: 0,
+        dst_y: 0,
+        dst_z: 0,
+        dst_lod: 0,
+        dst_memory_type: 3,
+        dst_host: null_mut(),
+        dst_device: 0,
+        dst_array: a.cast(),
+        reserved1: null_mut(),
+        dst_pitch: 0,
+        dst_height: 0,
+        width_in_bytes: 16,
+        height: 2,
+        depth: 1,
+    };
+    // Safety: `blocks` is live for the copy.
+    assert_eq!(unsafe { cuMemcpy3D_v2(&copy) }, 0, "2 rows of 2 blocks");
+    let t = create(&array_resource(0, a as u64), &texture_desc(0), None).unwrap();
+    let got = floats(&run(m, "fetch_2d", t, 64, &[8], 256));
+    let rgba = [
+        [1.0, 1.0, 1.0, 1.0],
+        [1.0, 0.0, 0.0, 1.0],
+        [0.0, 1.0, 0.0, 1.0],
+        [0.0, 0.0, 1.0, 1.0],
+    ];
+    for y in 0..8 {
+        for x in 0..8 {
+            let texel = &got[4 * (8 * y + x)..4 * (8 * y + x) + 4];
+            let want = if x < 6 && y < 5 {
+                rgba[2 * (y / 4) + x / 4]
+            } else {
+                [0.0; 4]
+            };
+            assert_eq!(texel, want, "texel ({x}, {y})");
         }
     }
     // Safety: handles made here.

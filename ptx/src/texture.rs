@@ -369,6 +369,18 @@ impl Image {
         self.view_layers().is_some()
     }
 
+    /// Whether this is a texture over a block-compressed array (not a view of one).
+    fn is_block_compressed_array(&self) -> bool {
+        matches!(
+            self.storage,
+            Storage::View {
+                blocks: Some(_),
+                view_layers: None,
+                ..
+            }
+        )
+    }
+
     /// A resource view's layer count (`Storage::View`).
     fn view_layers(&self) -> Option<u64> {
         match self.storage {
@@ -726,24 +738,61 @@ enum Stored {
     /// 16-bit UNORM or SNORM: the largest value's integer (65535 or 32767).
     Norm16(f64),
     Half,
+    /// sRGB-decoded colour channels (8 significant bits each, `srgb_to_linear`) with a
+    /// footprint's exponent: each channel of the texels blended is cut toward zero to 7
+    /// fraction bits of the largest one's power of two (`Stored::share_exponent`), and
+    /// their weighted sum is exact; the alpha channel, not decoded, as 16-bit UNORM (an
+    /// 8-bit value n as 257n). On the H200 every blend of probe texel_formats'
+    /// srgb-linear reads so (u8 0, 255, 0, 128, 64, 192, 10, 250 by halves and by 3/4 and
+    /// 1/4, BC1's four colours; alpha 0 and 255 by halves 32768/65535), where the exact
+    /// blend of the decoded values misses 9 of 25 colours; no other alignment, rounding
+    /// or precision tried fits them all. Whether a texel of weight 0 takes part, and
+    /// whether the channels share one exponent (the recorded texels' colours have equal
+    /// exponents), is not recorded: every texel fetched does, each channel its own.
+    Srgb,
 }
 
 impl Stored {
-    /// A texel's channel in the units the weighted sum adds.
-    fn units(self, c: f64) -> f64 {
+    /// Channel `k` of a texel in the units the weighted sum adds.
+    fn units(self, k: usize, c: f64) -> f64 {
         match self {
             Stored::Norm16(max) => (c * max).round(),
-            Stored::Half => c,
+            Stored::Srgb if k == 3 => Stored::Norm16(65535.0).units(k, c),
+            Stored::Half | Stored::Srgb => c,
         }
     }
 
-    /// A weighted sum (in `units`) as the value filtering reads: to the nearest 16-bit
-    /// integer or half, halves up (the H200 read 32767.5 as 32768, -16407.5 as -16407,
-    /// and a tie between halves as the greater).
-    fn rounded(self, sum: f64) -> f64 {
+    /// Channel `k` of each of `texels` (those of one footprint, already in `units`) cut
+    /// to the largest one's precision where this precision shares an exponent.
+    fn share_exponent(self, texels: &mut [[f64; 4]]) {
+        if !matches!(self, Stored::Srgb) {
+            return;
+        }
+        for k in 0..3 {
+            let largest = texels.iter().fold(0f64, |m, t| m.max(t[k].abs()));
+            if largest == 0.0 || !largest.is_finite() {
+                continue;
+            }
+            // 7 fraction bits of the largest's power of two: a grid of 2^(e - 7).
+            // (The exponent from the bits: log2 may round a value just below a power of
+            // two up to it.)
+            let exponent = ((largest.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+            let step = 2f64.powi(exponent - 7);
+            for t in texels.iter_mut() {
+                t[k] = (t[k] / step).trunc() * step;
+            }
+        }
+    }
+
+    /// A weighted sum (in `units`) of channel `k` as the value filtering reads: to the
+    /// nearest 16-bit integer or half, halves up (the H200 read 32767.5 as 32768,
+    /// -16407.5 as -16407, and a tie between halves as the greater); sRGB colours exact.
+    fn rounded(self, k: usize, sum: f64) -> f64 {
         use crate::math::{f16_to_f32, f64_to_f16, Rnd};
         match self {
             Stored::Norm16(max) => (sum + 0.5).floor() / max,
+            Stored::Srgb if k == 3 => Stored::Norm16(65535.0).rounded(k, sum),
+            Stored::Srgb => sum,
             Stored::Half => {
                 let below = f16_to_f32(f64_to_f16(sum, Rnd::M)) as f64;
                 let above = f16_to_f32(f64_to_f16(sum, Rnd::P)) as f64;
@@ -1059,9 +1108,17 @@ impl TextureObject {
 
     fn layer_slice(&self, layer: Option<i64>) -> u64 {
         match layer {
-            // Through a resource view the layer is not clamped: one past the view's
-            // reads 0 (`Image::texel`).
-            Some(l) if self.image.layered && self.image.is_view() => l as u32 as u64,
+            // Through a resource view the layer is clamped to the view's last, which
+            // reads 0 where the array lacks it (`Image::texel`): on the H200 a view of
+            // layers 0..3 of 4 reads layer 3 at float layers -1, 4 and 5, views of
+            // layers 5..5, 6..6 and 5..100 read 0 at every layer (probe views,
+            // layers-past-the-end, views-two-past). Integer coordinates past the
+            // array's layers read 0 before this (`fetch`). A view's count stands for the
+            // layer count here as it does for a cubemap array's cubes (`cube_slice`).
+            Some(l) if self.image.layered && self.image.is_view() => {
+                let last = self.image.view_layers().unwrap_or(1).max(1) - 1;
+                (l as u32 as u64).min(last)
+            }
             // The layer is unsigned and clamped to the last: on the H200 layer -1 reads
             // the last layer, as does one past the end (texture_probe, section 6).
             Some(l) if self.image.layered => (l as u32 as u64).min(self.image.depth - 1),
@@ -1088,9 +1145,12 @@ impl TextureObject {
     /// The precision a block-compressed texture's texels are filtered in, as the H200
     /// blends them (probe texel_formats, bc-linear: BC1 white and black by halves reads
     /// 32768/65535, BC6H's blends have a half's bits): 16-bit UNORM (SNORM for signed
-    /// BC4 and BC5), BC6H's halves; None for other textures, whose sum stays exact, and
-    /// under CU_TRSF_SRGB (not recorded).
+    /// BC4 and BC5), BC6H's halves; sRGB-decoded texels as `Stored::Srgb`; None for
+    /// other textures, whose sum stays exact.
     fn stored_precision(&self, img: &Image) -> Option<Stored> {
+        if self.decodes_srgb(img) {
+            return Some(Stored::Srgb);
+        }
         let Storage::View {
             blocks: Some(b), ..
         } = img.storage
@@ -1102,7 +1162,6 @@ impl TextureObject {
                 Stored::Norm16(32767.0)
             }
             BlockFormat::Bc6h { .. } => Stored::Half,
-            _ if self.sampler.srgb => return None,
             _ => Stored::Norm16(65535.0),
         })
     }
@@ -1125,32 +1184,35 @@ impl TextureObject {
         let z = if img.layered || img.cubemap { slice } else { z };
         let normalized = self.sampler.read_normalized && img.format.kind != ChannelKind::Float;
         let mut texel = img.texel(mem, [x, y, z], normalized)?;
-        if !self.sampler.srgb {
-            return Ok(texel);
-        }
-        let decode: Option<fn(f32) -> f32> = match img.storage {
-            // The colour formats Direct3D has sRGB variants of: the H200 decoded BC1, BC2,
-            // BC3 and BC7 colours, not BC4, BC5 nor BC6H channels (probe texel_formats,
-            // bc-srgb).
-            Storage::View {
-                blocks:
-                    Some(BlockFormat::Bc1 | BlockFormat::Bc2 | BlockFormat::Bc3 | BlockFormat::Bc7),
-                ..
-            } => Some(srgb_to_linear),
-            Storage::View {
-                blocks: Some(_), ..
-            } => None,
-            _ if normalized && img.format.kind == ChannelKind::Unsigned && img.format.bits == 8 => {
-                Some(srgb_to_linear)
-            }
-            _ => None,
-        };
-        if let Some(decode) = decode {
+        if self.decodes_srgb(img) {
             for c in texel.iter_mut().take(3) {
-                *c = decode(f32::from_bits(*c)).to_bits();
+                *c = srgb_to_linear(f32::from_bits(*c)).to_bits();
             }
         }
         Ok(texel)
+    }
+
+    /// Whether the texture reads `img`'s colour channels sRGB-decoded (CU_TRSF_SRGB): the
+    /// colour formats Direct3D has sRGB variants of, 8-bit channels read normalized and
+    /// BC1, BC2, BC3 and BC7; the H200 decoded those, not BC4, BC5 nor BC6H channels
+    /// (probe texel_formats, srgb-u8, bc-srgb).
+    fn decodes_srgb(&self, img: &Image) -> bool {
+        if !self.sampler.srgb {
+            return false;
+        }
+        match img.storage {
+            Storage::View {
+                blocks: Some(b), ..
+            } => matches!(
+                b,
+                BlockFormat::Bc1 | BlockFormat::Bc2 | BlockFormat::Bc3 | BlockFormat::Bc7
+            ),
+            _ => {
+                self.sampler.read_normalized
+                    && img.format.kind == ChannelKind::Unsigned
+                    && img.format.bits == 8
+            }
+        }
     }
 
     /// A cubemap lookup as the face's 2D one: the face's layer, its normalized
@@ -1402,21 +1464,27 @@ impl TextureObject {
         for (k, e) in ends.iter_mut().enumerate().take(dims) {
             *e = [index(k, 0), index(k, 1)];
         }
-        let mut acc = [0f64; 4];
         let stored = self.stored_precision(img);
-        for (corner, w) in weights.iter().enumerate().take(1 << dims) {
+        let corners = 1 << dims;
+        let mut texels = [[0f64; 4]; 8];
+        for (corner, t) in texels.iter_mut().enumerate().take(corners) {
             let idx = [
                 ends[0][corner & 1],
                 ends[1][corner >> 1 & 1],
                 ends[2][corner >> 2 & 1],
             ];
-            let mut t = self
-                .at(mem, img, idx, slice)?
-                .map(|c| f32::from_bits(c) as f64);
-            if let Some(p) = stored {
-                t = t.map(|c| p.units(c));
+            let texel = self.at(mem, img, idx, slice)?;
+            for k in 0..4 {
+                let c = f32::from_bits(texel[k]) as f64;
+                t[k] = stored.map_or(c, |p| p.units(k, c));
             }
-            let w = *w as f64;
+        }
+        if let Some(p) = stored {
+            p.share_exponent(&mut texels[..corners]);
+        }
+        let mut acc = [0f64; 4];
+        for (t, w) in texels.iter().zip(weights).take(corners) {
+            let w = w as f64;
             acc[0] += w * t[0];
             acc[1] += w * t[1];
             acc[2] += w * t[2];
@@ -1424,7 +1492,7 @@ impl TextureObject {
         }
         let sum = acc.map(|a| a / 256.0);
         Ok(Sampled::Exact(match stored {
-            Some(p) => sum.map(|a| p.rounded(a)),
+            Some(p) => std::array::from_fn(|k| p.rounded(k, sum[k])),
             None => sum,
         }))
     }
@@ -1518,6 +1586,17 @@ impl TextureObject {
         // mode) decides is not recorded: the coordinates are taken.
         if let Some(l) = layer {
             if self.image.layered && !self.image.cubemap && l as u32 as u64 >= self.image.depth {
+                return Ok([0; 4]);
+            }
+        }
+        // A texture over a block-compressed array reads 0 past the array's texels, in its
+        // last partial blocks too, where other arrays clamp: on the H200 BC1 and BC7
+        // arrays of 6 x 5 texels read x 6..7 and y 5..7 as 0 under clamp (probe
+        // texel_formats, bc-partial-blocks). What float coordinates read there is not
+        // recorded: they clamp as other arrays' do.
+        if self.image.is_block_compressed_array() {
+            let outside = (0..dims).any(|k| !(0..self.image.size(k) as i64).contains(&at[k]));
+            if outside {
                 return Ok([0; 4]);
             }
         }
@@ -1804,6 +1883,49 @@ mod tests {
             [layer(-1), layer(0), layer(2), layer(3)],
             [3.0, 1.0, 3.0, 3.0]
         );
+        // Through a view, float layers clamp to the view's last layer, which reads 0
+        // where the array lacks it (the H200: probe views, layers-past-the-end, a view of
+        // layers 0..3 of 4 reads layer 3 at -1, 4 and 5; views-two-past, one of layers
+        // 5..5 of 4 reads 0 at -1..5); integer coordinates read 0 past the array's.
+        let through = |first: u64, count: u64, l: i64| {
+            let mut v = t.clone();
+            let Storage::Array(texels) = &t.image.storage else {
+                unreachable!()
+            };
+            v.image.storage = Storage::View {
+                texels: texels.clone(),
+                origin: first * 4,
+                blocks: None,
+                view_layers: Some(count),
+            };
+            v.image.depth = 3u64.saturating_sub(first).min(count);
+            let q = Lookup {
+                offset: [0; 3],
+                dims: 1,
+                coords: [0.5, 0.0, 0.0],
+                layer: Some(l),
+                cube: false,
+                lod: Lod::Base,
+            };
+            let mem = Texmem::new(&NoMemory);
+            let float = f32::from_bits(v.sample(&mem, &q).unwrap()[0]);
+            let int = f32::from_bits(v.fetch(&mem, 1, [0; 3], [0; 3], Some(l)).unwrap()[0]);
+            (float, int)
+        };
+        let all = |first, count| [-1, 0, 1, 2, 3, 4].map(|l| through(first, count, l));
+        assert_eq!(
+            all(0, 3),
+            [
+                (3.0, 0.0),
+                (1.0, 1.0),
+                (2.0, 2.0),
+                (3.0, 3.0),
+                (3.0, 0.0),
+                (3.0, 0.0)
+            ]
+        );
+        assert_eq!(all(4, 1), [(0.0, 0.0); 6]);
+        assert_eq!(all(4, 97), [(0.0, 0.0); 6]);
         let mut lin = float_texture(&[1.0], 8, 1, false, AddressMode::Clamp);
         lin.image.storage = Storage::Device(0x1000);
         // Past the ends nothing is read (NoMemory would fault): zero.
@@ -1836,6 +1958,58 @@ mod tests {
         ] {
             let u = f32::from_bits(u);
             assert_eq!(tex1(&t, u), h200, "u = {u}");
+        }
+    }
+
+    /// CU_TRSF_SRGB with linear filtering of an 8 x 1 u8x4 texture (each texel one value
+    /// in all four channels) between texels by halves and by 3/4 and 1/4, as the H200 read
+    /// it (probe texel_formats, srgb-linear): the decoded colours cut to the larger
+    /// texel's precision before the blend, the alpha blended as 16-bit UNORM.
+    #[test]
+    fn srgb_blends_share_the_larger_texels_exponent() {
+        let values = [0u8, 255, 0, 128, 64, 192, 10, 250];
+        let t = Texels::zeroed(32).unwrap();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| [*v; 4]).collect();
+        assert!(t.write(0, &bytes));
+        let mut tex = float_texture(&[0.0; 8], 8, 1, true, AddressMode::Clamp);
+        tex.image.format = Format {
+            kind: ChannelKind::Unsigned,
+            bits: 8,
+            channels: 4,
+        };
+        tex.image.storage = Storage::Array(Arc::new(t));
+        tex.sampler.read_normalized = true;
+        tex.sampler.srgb = true;
+        let read = |x: f32| {
+            let q = lookup2([x, 0.5]);
+            let got = tex.sample(&Texmem::new(&NoMemory), &q).unwrap();
+            (got[0], got[3])
+        };
+        // (colour, alpha) at texel i + 1 (halves) and i + 0.75 (3/4 of texel i), for i
+        // up to 5 (texel 6's blends take value 250, whose decode is one step off).
+        let halves = [
+            (0x3f000000, 0x3f000080),
+            (0x3f000000, 0x3f000080),
+            (0x3ddd0000, 0x3e808081),
+            (0x3e088000, 0x3ec0c0c1),
+            (0x3e940000, 0x3f008081),
+            (0x3e870000, 0x3ecacacb),
+        ];
+        let quarters = [
+            (0x3e800000, 0x3e800080),
+            (0x3f400000, 0x3f3fffc0),
+            (0x3d5d0000, 0x3e008081),
+            (0x3e32c000, 0x3ee0e0e1),
+            (0x3e2e0000, 0x3ec0c0c1),
+            (0x3eca8000, 0x3f131393),
+        ];
+        for i in 0..6 {
+            assert_eq!(read(i as f32 + 1.0), halves[i], "halfway past texel {i}");
+            assert_eq!(
+                read(i as f32 + 0.75),
+                quarters[i],
+                "a quarter past texel {i}"
+            );
         }
     }
 

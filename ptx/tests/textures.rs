@@ -382,7 +382,8 @@ fn gather_and_four_channel_normalized_reads() {
 
 /// CU_TRSF_SRGB: an 8-bit unsigned texel read as normalized floats is decoded from sRGB
 /// (IEC 61966-2-1's inverse transfer function) in red, green and blue, to 8 significant
-/// bits as the H200 reads it (probe texel_formats, srgb-u8); alpha is not.
+/// bits as the H200 reads it (probe texel_formats, srgb-u8), values n up to 12 on the
+/// H200's own linear segment, 20n/65536; alpha is not.
 #[test]
 fn srgb_reads_decode_colour_channels() {
     let m = module();
@@ -423,6 +424,10 @@ fn srgb_reads_decode_colour_channels() {
         let c = rgba[i] as f32 / 255.0;
         if i % 4 == 3 {
             assert_eq!(*g, c, "alpha {i}");
+            continue;
+        }
+        if rgba[i] <= 12 {
+            assert_eq!(*g, rgba[i] as f32 * 20.0 / 65536.0, "channel {i}");
             continue;
         }
         let want = decode(c);

@@ -752,12 +752,10 @@ fn view_format(f: i32) -> CuResult<Result<Format, (BlockFormat, u32)>> {
 ///   4 times them for a block-compressed view; depth: the array's. A view from a later
 ///   level names the original resource's extent too, its first level's is refused (the
 ///   H200: probe views, mip-level-views, layer-views, cubemap-views).
-/// - firstMipmapLevel..lastMipmapLevel: 0..0 unless mipmapped, else first <= last, the
-///   first a level it has or one past them; the last may lie past them (levels 2..100
-///   and 5..5 of 5 taken).
-/// - firstLayer..lastLayer: 0..0 unless layered, else first <= last, the first a layer
-///   it has or one past them; the last may lie past them (layers 3..100 and 4..4 of 4
-///   taken). A layered cubemap's
+/// - firstMipmapLevel..lastMipmapLevel: 0..0 unless mipmapped, else first <= last, both
+///   free to lie past its levels (levels 2..100, 5..5, 7..7 and 6..100 of 5 taken).
+/// - firstLayer..lastLayer: 0..0 unless layered, else first <= last, both free to lie
+///   past its layers (layers 3..100, 4..4, 6..6 and 5..100 of 4 taken). A layered cubemap's
 ///   layers count faces (its depth does): the H200 took faces 1..1 and 1..6 of two cubes.
 pub fn check_view(r: &ViewedResource, v: &CUDA_RESOURCE_VIEW_DESC) -> CuResult<ViewShape> {
     let shape = check_view_but_format_none(r, v)?;
@@ -827,16 +825,12 @@ fn check_view_but_format_none(
         )));
     }
     // A mipmapped resource's view may end past its levels (the H200 took levels 2..5,
-    // 2..31 and 2..100 of 5) and start one past them (5..5 taken: probe views,
-    // mip-level-views, view-bounds; a later first level is not recorded, and refused
-    // here), and reads the levels it has; one that is not mipmapped has level 0 only
-    // (probe arrays, tex-views: lastMipmapLevel 1 refused).
+    // 2..31 and 2..100 of 5) and start past them too (5..5, 6..6, 7..7 and 6..100 of 5
+    // taken: probe views, mip-level-views, view-bounds, views-two-past; no first level
+    // refused is recorded, so none is here), and reads the levels it has; one that is
+    // not mipmapped has level 0 only (probe arrays, tex-views: lastMipmapLevel 1 refused).
     let (first, last) = (v.first_mipmap_level, v.last_mipmap_level);
-    let past_held = if r.mipmapped {
-        first > r.levels
-    } else {
-        last >= r.levels
-    };
+    let past_held = !r.mipmapped && last >= r.levels;
     if first > last || past_held {
         return Err(invalid(format!(
             "mipmap levels {first}..{last}: the resource has {} level{}{}",
@@ -848,12 +842,11 @@ fn check_view_but_format_none(
     let layered = d.flags & LAYERED != 0;
     let layers = if layered { d.depth as u64 } else { 1 };
     // Likewise a layered resource's view may end past its layers (the H200 took layers
-    // 3..4 and 3..100 of 4) and start one past them (4..4 taken: probe views,
-    // layer-views, view-bounds; a later first layer is not recorded, and refused here);
-    // one that is not layered has layer 0 only (probe arrays, tex-views: lastLayer 1
-    // refused).
+    // 3..4 and 3..100 of 4) and start past them (4..4, 5..5, 6..6, 5..6 and 5..100 of 4
+    // taken: probe views, layer-views, view-bounds, views-two-past), reading 0 there; one
+    // that is not layered has layer 0 only (probe arrays, tex-views: lastLayer 1 refused).
     let (fl, ll) = (v.first_layer as u64, v.last_layer as u64);
-    let past_held = if layered { fl > layers } else { ll >= layers };
+    let past_held = !layered && ll >= layers;
     if fl > ll || past_held {
         return Err(invalid(format!(
             "layers {fl}..{ll}: the resource has {layers}{}",
@@ -1086,7 +1079,9 @@ fn view_images_checked(
             }
             img.storage = Storage::View {
                 texels: a.texels.clone(),
-                origin: fl * img.slice_pitch,
+                // Saturating: a first layer far past the array's (taken) reads nothing,
+                // its depth being 0 then.
+                origin: fl.saturating_mul(img.slice_pitch),
                 blocks: shape.blocks,
                 view_layers: Some(ll - fl + 1),
             };
@@ -2391,13 +2386,17 @@ mod tests {
         (v.first_layer, v.last_layer) = (0, 0);
         assert_eq!(code(&layered, v), Err(CUDA_ERROR_INVALID_VALUE), "depth");
         // The last layer may lie past the array's (the H200: probe views, layer-views,
-        // layers 3..4 of 4), the first one past them (view-bounds, 4..4 of 4), not more.
+        // layers 3..4 of 4), and the first (view-bounds, 4..4 of 4; views-two-past, 5..5,
+        // 6..6, 5..6 and 5..100 of 4); first after last stays refused.
         let mut v = view(0x0e, 16, 8, 5);
-        (v.first_layer, v.last_layer) = (4, 5);
-        assert_eq!(check_view(&layered, &v).unwrap().layers, (4, 5));
-        (v.first_layer, v.last_layer) = (5, 5);
-        assert_eq!(check_view(&layered, &v).unwrap().layers, (5, 5));
-        (v.first_layer, v.last_layer) = (6, 6);
+        for (first, last) in [(4, 5), (5, 5), (6, 6), (7, 7), (6, 7), (6, 100)] {
+            (v.first_layer, v.last_layer) = (first, last);
+            assert_eq!(
+                check_view(&layered, &v).unwrap().layers,
+                (first as u64, last as u64)
+            );
+        }
+        (v.first_layer, v.last_layer) = (7, 6);
         assert_eq!(code(&layered, v), Err(CUDA_ERROR_INVALID_VALUE));
         // A layered cubemap's layers are faces, any subrange of them (the H200: probe
         // views, cubemap-views: 0..5, 6..11, 1..1, 0..0, 1..6 of 12).
@@ -2414,8 +2413,9 @@ mod tests {
         (v.first_layer, v.last_layer) = (0, 5);
         assert_eq!(code(&cubes, v), Err(CUDA_ERROR_INVALID_VALUE), "depth");
         // Levels of a mipmapped array: the last may lie past them (the H200: probe
-        // views, mip-level-views, 2..5 of 5), the first one past them (view-bounds, 5..5
-        // of 5), not more.
+        // views, mip-level-views, 2..5 of 5), and the first (view-bounds, 5..5 of 5;
+        // views-two-past, 6..6, 7..7, 5..6 and 6..100 of 5); first after last stays
+        // refused.
         let mip = u32x(2, desc(16, 8, 0, 0), 5);
         let mut v = view(0x0e, 16, 8, 0);
         (v.first_mipmap_level, v.last_mipmap_level) = (1, 4);
@@ -2424,7 +2424,11 @@ mod tests {
         assert_eq!(check_view(&mip, &v).unwrap().levels, (2, 5));
         (v.first_mipmap_level, v.last_mipmap_level) = (5, 5);
         assert_eq!(check_view(&mip, &v).unwrap().levels, (5, 5));
-        (v.first_mipmap_level, v.last_mipmap_level) = (6, 6);
+        for (first, last) in [(6, 6), (7, 7), (5, 6), (6, 100)] {
+            (v.first_mipmap_level, v.last_mipmap_level) = (first, last);
+            assert_eq!(check_view(&mip, &v).unwrap().levels, (first, last));
+        }
+        (v.first_mipmap_level, v.last_mipmap_level) = (7, 6);
         assert_eq!(code(&mip, v), Err(CUDA_ERROR_INVALID_VALUE));
         // The first level's extent is refused: the view names the original resource's.
         let mut v = view(0x0e, 8, 4, 0);
