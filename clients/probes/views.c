@@ -240,16 +240,13 @@ static void read_layer(const char *what, CUtexObject tex, unsigned layer) {
     read_one(what, "read_layer", "launch read_layer", tex, &layer);
 }
 
-/* Level subranges of a 16 x 16 float mipmapped array of 5 levels (level L holds 10 + L):
- * the view's extent the original resource's, then the first level's. */
-static void mip_level_views(void) {
-    setup();
+/* A 16 x 16 float mipmapped array of 5 levels, level L holding 10 + L, as a resource. */
+static CUDA_RESOURCE_DESC five_levels(CUmipmappedArray *mip) {
     CUDA_ARRAY3D_DESCRIPTOR a = desc3(16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0);
-    CUmipmappedArray mip;
-    MUST(cuMipmappedArrayCreate(&mip, &a, 5));
+    MUST(cuMipmappedArrayCreate(mip, &a, 5));
     for (unsigned l = 0; l < 5; l++) {
         CUarray level;
-        MUST(cuMipmappedArrayGetLevel(&level, mip, l));
+        MUST(cuMipmappedArrayGetLevel(&level, *mip, l));
         unsigned n = 16 >> l;
         float host[256];
         for (unsigned i = 0; i < n * n; i++) host[i] = 10.0f + (float)l;
@@ -258,7 +255,16 @@ static void mip_level_views(void) {
     CUDA_RESOURCE_DESC r;
     memset(&r, 0, sizeof r);
     r.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
-    r.res.mipmap.hMipmappedArray = mip;
+    r.res.mipmap.hMipmappedArray = *mip;
+    return r;
+}
+
+/* Level subranges of a 16 x 16 float mipmapped array of 5 levels (level L holds 10 + L):
+ * the view's extent the original resource's, then the first level's. */
+static void mip_level_views(void) {
+    setup();
+    CUmipmappedArray mip;
+    CUDA_RESOURCE_DESC r = five_levels(&mip);
     CUDA_TEXTURE_DESC t = point(0);
     t.mipmapFilterMode = CU_TR_FILTER_MODE_POINT;
     static const unsigned ranges[][2] = {{0, 0}, {0, 4}, {1, 1}, {1, 2}, {1, 4}, {4, 4}, {2, 5}};
@@ -418,21 +424,8 @@ static void cubemap_view_reads(void) {
  * layered array's layers reads past them (a plain layered texture clamps to the last). */
 static void view_bounds(void) {
     setup();
-    CUDA_ARRAY3D_DESCRIPTOR a = desc3(16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0);
     CUmipmappedArray mip;
-    MUST(cuMipmappedArrayCreate(&mip, &a, 5));
-    for (unsigned l = 0; l < 5; l++) {
-        CUarray level;
-        MUST(cuMipmappedArrayGetLevel(&level, mip, l));
-        unsigned n = 16 >> l;
-        float host[256];
-        for (unsigned i = 0; i < n * n; i++) host[i] = 10.0f + (float)l;
-        to_array(level, host, n * 4, n);
-    }
-    CUDA_RESOURCE_DESC r;
-    memset(&r, 0, sizeof r);
-    r.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
-    r.res.mipmap.hMipmappedArray = mip;
+    CUDA_RESOURCE_DESC r = five_levels(&mip);
     CUDA_TEXTURE_DESC t = point(0);
     t.mipmapFilterMode = CU_TR_FILTER_MODE_POINT;
     static const unsigned levels[][2] = {{2, 5}, {2, 6}, {2, 31}, {2, 100}, {5, 5}, {4, 5}};
@@ -673,21 +666,8 @@ static void layers_past_the_end(void) {
  * and what they read. */
 static void views_two_past(void) {
     setup();
-    CUDA_ARRAY3D_DESCRIPTOR a = desc3(16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0);
     CUmipmappedArray mip;
-    MUST(cuMipmappedArrayCreate(&mip, &a, 5));
-    for (unsigned l = 0; l < 5; l++) {
-        CUarray level;
-        MUST(cuMipmappedArrayGetLevel(&level, mip, l));
-        unsigned n = 16 >> l;
-        float host[256];
-        for (unsigned i = 0; i < n * n; i++) host[i] = 10.0f + (float)l;
-        to_array(level, host, n * 4, n);
-    }
-    CUDA_RESOURCE_DESC r;
-    memset(&r, 0, sizeof r);
-    r.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
-    r.res.mipmap.hMipmappedArray = mip;
+    CUDA_RESOURCE_DESC r = five_levels(&mip);
     CUDA_TEXTURE_DESC t = point(0);
     t.mipmapFilterMode = CU_TR_FILTER_MODE_POINT;
     static const unsigned levels[][2] = {{6, 6}, {7, 7}, {5, 6}, {6, 100}};
@@ -780,13 +760,8 @@ static void cubemap_view_odd_layers(void) {
  * the array's (layers-past-the-end: a view of 0..3 read layer 3 at -1, 4 and 5). */
 static void views_far_past(void) {
     setup();
-    CUDA_ARRAY3D_DESCRIPTOR a = desc3(16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0);
     CUmipmappedArray mip;
-    MUST(cuMipmappedArrayCreate(&mip, &a, 5));
-    CUDA_RESOURCE_DESC r;
-    memset(&r, 0, sizeof r);
-    r.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
-    r.res.mipmap.hMipmappedArray = mip;
+    CUDA_RESOURCE_DESC r = five_levels(&mip);
     CUDA_TEXTURE_DESC t = point(0);
     t.mipmapFilterMode = CU_TR_FILTER_MODE_POINT;
     static const unsigned far[] = {31, 1000, 0xffffffffu};
