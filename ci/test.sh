@@ -3,6 +3,10 @@
 # (never committed), then runs every test of the workspace, clippy and rustfmt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One build from scratch: incremental compilation's caches would only take disk (3 GB),
+# and pip's download cache the same again; the run reports its disk at both ends.
+export CARGO_INCREMENTAL=0 PIP_NO_CACHE_DIR=1
+df -h . | awk 'NR == 2 { print "disk at start: " $4 " free of " $2 }'
 headers=target/cuda-headers
 # The runtime's headers (cuda_runtime_api.h) include crt/, which nvidia-cuda-crt ships.
 if [ ! -f "$headers/nvidia/cu13/include/cuda.h" ] || [ ! -f "$headers/nvidia/cu13/include/crt/host_defines.h" ]; then
@@ -54,5 +58,7 @@ ci/cudarc-suite.sh 2>&1 | tee target/cudarc-output.txt
 ci/readme-guide.sh 2>&1 | tee target/guide-output.txt
 # The conformance matrix page, kept as an artifact of the run.
 target/debug/cumock report target/cumock-matrix.html 2> /dev/null && echo "conformance matrix: target/cumock-matrix.html"
+df -h . | awk 'NR == 2 { print "disk at end: " $4 " free of " $2 }'
+du -sh target 2> /dev/null | awk '{ print "target/: " $1 }'
 # The plain closing line CI systems read: passed and failed over all test binaries.
 awk '/^test result:/ { p += $4; f += $6 } /^numba-cuda checked:/ { p += $3; f += $5 } /^cudarc checked:/ { p += $3; f += $5 } /^readme guide:/ { p += $3; f += $5 } END { printf "%d passed, %d failed\n", p, f }' target/test-output.txt target/test-output-interp.txt target/numba-output.txt target/cudarc-output.txt target/guide-output.txt
