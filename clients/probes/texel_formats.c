@@ -14,7 +14,10 @@
  *   alpha at other differences, signed -128, BC1 with mid-range endpoints, BC2/BC3
  *   colours whose first endpoint is not the greater;
  * - bc-srgb: CU_TRSF_SRGB through BC2, BC3, BC7, BC4 and BC6H views;
- * - bc-linear: linear filtering between decoded BC texels (weights 1/2 and 1/4).
+ * - bc-linear: linear filtering between decoded BC texels (weights 1/2 and 1/4);
+ * - and later sections, each with its question above it (norm-linear: the precision of
+ *   linear filtering of each channel type; norm-views: resource views over UNORM/SNORM
+ *   and R10G10B10A2 arrays).
  * Texels are read by a PTX kernel and printed bit for bit, 16 a line. */
 #include "probe.h"
 
@@ -62,6 +65,32 @@ static const char *PTX =
     "  add.f32 %f6, %f6, 0f3F000000;\n"
     "  ld.param.u64 %rd1, [tex];\n"
     "  tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  mul.wide.u32 %rd4, %r1, 16;\n"
+    "  add.s64 %rd5, %rd3, %rd4;\n"
+    "  st.global.v4.f32 [%rd5], {%f1, %f2, %f3, %f4};\n"
+    "DONE:\n"
+    "  ret;\n"
+    "}\n"
+    /* Thread t samples at unnormalized (x + t * sx, y + t * sy). */
+    ".visible .entry sample_line(.param .u64 tex, .param .u64 out, .param .u32 n, .param .f32 x,\n"
+    "                            .param .f32 y, .param .f32 sx, .param .f32 sy)\n"
+    "{\n"
+    "  .reg .b32 %r<4>; .reg .b64 %rd<8>; .reg .f32 %f<12>; .reg .pred %p;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  ld.param.u32 %r2, [n];\n"
+    "  setp.ge.u32 %p, %r1, %r2;\n"
+    "  @%p bra DONE;\n"
+    "  cvt.rn.f32.u32 %f5, %r1;\n"
+    "  ld.param.f32 %f6, [x];\n"
+    "  ld.param.f32 %f7, [y];\n"
+    "  ld.param.f32 %f8, [sx];\n"
+    "  ld.param.f32 %f9, [sy];\n"
+    "  fma.rn.f32 %f6, %f5, %f8, %f6;\n"
+    "  fma.rn.f32 %f7, %f5, %f9, %f7;\n"
+    "  ld.param.u64 %rd1, [tex];\n"
+    "  tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f6, %f7}];\n"
     "  ld.param.u64 %rd2, [out];\n"
     "  cvta.to.global.u64 %rd3, %rd2;\n"
     "  mul.wide.u32 %rd4, %r1, 16;\n"
@@ -160,6 +189,17 @@ static void sample_texels(CUtexObject tex, unsigned w, unsigned h, float dx) {
     unsigned n = w * h;
     void *args[] = {&tex, &out, &w, &n, &dx};
     if (CALL("launch sample2d", cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
+        print_texels(n);
+}
+
+/* Samples n points of `tex` along a line, from unnormalized (x, y) in steps (sx, sy), and
+ * prints them. */
+static void sample_line(CUtexObject tex, unsigned n, float x, float y, float sx, float sy) {
+    CUfunction f;
+    MUST(cuModuleGetFunction(&f, mod, "sample_line"));
+    MUST(cuMemsetD8(out, 0, MAX_TEXELS * 16));
+    void *args[] = {&tex, &out, &n, &x, &y, &sx, &sy};
+    if (CALL("launch sample_line", cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, NULL, args, NULL)) == CUDA_SUCCESS)
         print_texels(n);
 }
 
@@ -708,6 +748,150 @@ static void srgb_exponents_bc_float(void) {
     if (a) cuArrayDestroy(a);
 }
 
+/* Linear filtering of each channel type read as normalized floats (and half as it is):
+ * which precision the blend keeps. A 2 x 2 array of 4-channel texels (row 0: texels a, b;
+ * row 1: c, d), each channel's values at an edge or in the middle of the type's range,
+ * sampled along row 0 (y exact: x weights 0, 17, 34 ... 255 256ths) and along a diagonal
+ * (x by 17/256, y by 13/256). 8-bit unsigned blends as 16-bit UNORM
+ * (srgb-exponents-bc-float); the other types were not recorded. */
+static void norm_linear(void) {
+    setup();
+    static const struct {
+        CUarray_format f;
+        unsigned bytes;
+        const char *name;
+        int32_t v[4][4]; /* texels a, b, c, d; channels as integers (half: its bits) */
+    } TYPES[] = {
+        {CU_AD_FORMAT_UNSIGNED_INT8, 1, "UNSIGNED_INT8",
+         {{0, 1, 100, 255}, {255, 254, 37, 0}, {10, 200, 77, 128}, {250, 3, 0, 64}}},
+        {CU_AD_FORMAT_SIGNED_INT8, 1, "SIGNED_INT8",
+         {{-128, -1, 100, 127}, {127, 1, -37, -127}, {-127, -2, 5, 64}, {126, 2, -5, -64}}},
+        {CU_AD_FORMAT_UNSIGNED_INT16, 2, "UNSIGNED_INT16",
+         {{0, 1, 40000, 65535}, {65535, 65534, 1234, 0}, {257, 32768, 3, 65280}, {65278, 32767, 9, 255}}},
+        {CU_AD_FORMAT_SIGNED_INT16, 2, "SIGNED_INT16",
+         {{-32768, -1, 30000, 32767}, {32767, 1, -1234, -32767}, {-32767, -2, 5, 16384}, {32766, 2, -5, -16384}}},
+        /* 0 1 0.1 65504 / 1 1+2^-10 -3 0 / 0.5 -1 2^-24 -65504 / 0.25 1 -2^-24 1000 */
+        {CU_AD_FORMAT_HALF, 2, "HALF",
+         {{0x0000, 0x3c00, 0x2e66, 0x7bff}, {0x3c00, 0x3c01, 0xc200, 0x0000},
+          {0x3800, 0xbc00, 0x0001, 0xfbff}, {0x3400, 0x3c00, 0x8001, 0x63d0}}},
+        {CU_AD_FORMAT_UNORM_INT8X4, 1, "UNORM_INT8X4",
+         {{0, 1, 100, 255}, {255, 254, 37, 0}, {10, 200, 77, 128}, {250, 3, 0, 64}}},
+        {CU_AD_FORMAT_SNORM_INT16X4, 2, "SNORM_INT16X4",
+         {{-32768, -1, 30000, 32767}, {32767, 1, -1234, -32767}, {-32767, -2, 5, 16384}, {32766, 2, -5, -16384}}},
+    };
+    for (unsigned i = 0; i < sizeof TYPES / sizeof TYPES[0]; i++) {
+        printf("%s", TYPES[i].name);
+        for (unsigned k = 0; k < 4; k++)
+            printf(" (%d %d %d %d)", TYPES[i].v[k][0], TYPES[i].v[k][1], TYPES[i].v[k][2], TYPES[i].v[k][3]);
+        printf("\n");
+        CUarray a = array2(2, 2, TYPES[i].f, 4);
+        if (!a) continue;
+        uint8_t bytes[4 * 4 * 2];
+        unsigned n = 0;
+        for (unsigned k = 0; k < 4; k++)
+            for (unsigned c = 0; c < 4; c++)
+                for (unsigned b = 0; b < TYPES[i].bytes; b++) bytes[n++] = (uint8_t)((uint32_t)TYPES[i].v[k][c] >> (8 * b));
+        if (to_array("copy in", a, bytes, n / 2, 2) == CUDA_SUCCESS) {
+            CUDA_RESOURCE_DESC r = over_array(a);
+            CUDA_TEXTURE_DESC t = point(0);
+            t.filterMode = CU_TR_FILTER_MODE_LINEAR;
+            CUtexObject o;
+            if (CALL("linear", cuTexObjectCreate(&o, &r, &t, NULL)) == CUDA_SUCCESS) {
+                sample_line(o, 16, 0.5f, 0.5f, 17.0f / 256, 0.0f);
+                sample_line(o, 16, 0.5f, 0.5f, 17.0f / 256, 13.0f / 256);
+                cuTexObjectDestroy(o);
+            }
+        }
+        cuArrayDestroy(a);
+    }
+}
+
+/* Resource views over the UNORM/SNORM and R10G10B10A2 arrays (the mock refuses them, not
+ * emulated): whether each view format is taken, and what a texture through it reads, flags
+ * 0 and READ_AS_INTEGER. Four 4-byte texels: bytes 00 01 7f 80, 81 fe ff 40, 55 aa 33 cc,
+ * 02 fd 10 ef. */
+static void norm_views(void) {
+    setup();
+    static const uint8_t bytes[16] = {0x00, 0x01, 0x7f, 0x80, 0x81, 0xfe, 0xff, 0x40,
+                                      0x55, 0xaa, 0x33, 0xcc, 0x02, 0xfd, 0x10, 0xef};
+    static const struct {
+        CUarray_format f;
+        unsigned ch;
+        const char *name;
+    } ARR[] = {
+        {CU_AD_FORMAT_UNORM_INT8X4, 4, "UNORM_INT8X4"},
+        {CU_AD_FORMAT_SNORM_INT8X4, 4, "SNORM_INT8X4"},
+        {CU_AD_FORMAT_UNORM_INT16X2, 2, "UNORM_INT16X2"},
+        {CU_AD_FORMAT_SNORM_INT16X2, 2, "SNORM_INT16X2"},
+        {CU_AD_FORMAT_UNORM_INT_101010_2, 4, "UNORM_INT_101010_2"},
+    };
+    static const struct {
+        CUresourceViewFormat f;
+        const char *name;
+    } VIEW[] = {
+        {CU_RES_VIEW_FORMAT_NONE, "NONE"},         {CU_RES_VIEW_FORMAT_UINT_4X8, "UINT_4X8"},
+        {CU_RES_VIEW_FORMAT_SINT_4X8, "SINT_4X8"}, {CU_RES_VIEW_FORMAT_UINT_2X16, "UINT_2X16"},
+        {CU_RES_VIEW_FORMAT_SINT_2X16, "SINT_2X16"}, {CU_RES_VIEW_FORMAT_UINT_1X32, "UINT_1X32"},
+        {CU_RES_VIEW_FORMAT_FLOAT_1X32, "FLOAT_1X32"}, {CU_RES_VIEW_FORMAT_FLOAT_2X16, "FLOAT_2X16"},
+    };
+    for (unsigned i = 0; i < sizeof ARR / sizeof *ARR; i++) {
+        printf("%s\n", ARR[i].name);
+        CUarray a = array2(4, 1, ARR[i].f, ARR[i].ch);
+        if (!a) continue;
+        if (to_array("copy in", a, bytes, sizeof bytes, 1) == CUDA_SUCCESS) {
+            for (unsigned k = 0; k < sizeof VIEW / sizeof *VIEW; k++) {
+                CUDA_RESOURCE_VIEW_DESC v;
+                memset(&v, 0, sizeof v);
+                v.format = VIEW[k].f;
+                v.width = 4;
+                v.height = 1;
+                char what[64];
+                snprintf(what, sizeof what, "view %s, flags 0", VIEW[k].name);
+                read_object(what, over_array(a), point(0), &v, 4, 1);
+                snprintf(what, sizeof what, "view %s, READ_AS_INTEGER", VIEW[k].name);
+                read_object(what, over_array(a), point(CU_TRSF_READ_AS_INTEGER), &v, 4, 1);
+            }
+        }
+        cuArrayDestroy(a);
+    }
+}
+
+/* Signed 8-bit linear filtering, densely (norm-linear's s8 blends fit no rule yet): a row
+ * of 64 s8x4 texels of pseudo-random values (-128, -127, -1, 0, 1 and 127 among them),
+ * sampled between each pair of neighbours at weights 1, 17, 64, 100, 128, 200 and 255
+ * 256ths of the right one. */
+static void s8_linear_sweep(void) {
+    setup();
+    int8_t v[64 * 4];
+    uint32_t x = 12345;
+    for (unsigned i = 0; i < sizeof v; i++) {
+        x = x * 1103515245u + 12345u;
+        v[i] = (int8_t)(x >> 16);
+    }
+    static const int8_t edges[] = {-128, -127, -1, 0, 1, 127, -128, 127, 127, -128, -127, 127};
+    memcpy(v, edges, sizeof edges);
+    printf("values:");
+    for (unsigned i = 0; i < sizeof v; i++) printf(" %d", v[i]);
+    printf("\n");
+    CUarray a = array2(64, 1, CU_AD_FORMAT_SIGNED_INT8, 4);
+    if (!a) return;
+    if (to_array("copy in", a, v, sizeof v, 1) == CUDA_SUCCESS) {
+        CUDA_TEXTURE_DESC t = point(0);
+        t.filterMode = CU_TR_FILTER_MODE_LINEAR;
+        CUtexObject o;
+        CUDA_RESOURCE_DESC r = over_array(a);
+        if (CALL("linear over the row", cuTexObjectCreate(&o, &r, &t, NULL)) == CUDA_SUCCESS) {
+            static const int weights[] = {1, 17, 64, 100, 128, 200, 255};
+            for (unsigned k = 0; k < sizeof weights / sizeof *weights; k++) {
+                printf("weight %d\n", weights[k]);
+                sample_line(o, 63, 0.5f + weights[k] / 256.0f, 0.5f, 1.0f, 0.0f);
+            }
+            cuTexObjectDestroy(o);
+        }
+    }
+    cuArrayDestroy(a);
+}
+
 int main(void) {
     section("norm-arrays", norm_arrays);
     section("srgb-u8", srgb_u8);
@@ -720,5 +904,8 @@ int main(void) {
     section("srgb-linear", srgb_linear);
     section("packed-and-surfaces", packed_and_surfaces);
     section("srgb-exponents-bc-float", srgb_exponents_bc_float);
+    section("norm-linear", norm_linear);
+    section("norm-views", norm_views);
+    section("s8-linear-sweep", s8_linear_sweep);
     return 0;
 }

@@ -421,6 +421,70 @@ static void device_memory_host_touch(void) {
     MUST(cuMemAddressFree(va, 2 * g));
 }
 
+/* Where between 16 MiB (placed elsewhere) and 32 MiB (taken) the lowest address hint
+ * cuMemAddressReserve takes lies (case reserve-hint-floor): each 2 MiB step, a 4 MiB
+ * reservation at it, then freed. */
+static void hint_floor_steps(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    /* What the host has mapped below 64 MiB, on stderr (it differs between hosts): a hint
+     * the host's range is taken at cannot be taken. */
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    while (maps && fgets(line, sizeof line, maps))
+        if (strtoull(line, NULL, 16) < (64ull << 20)) fprintf(stderr, "hint-floor-steps maps: %s", line);
+    if (maps) fclose(maps);
+    for (size_t mib = 16; mib <= 34; mib += 2) {
+        CUdeviceptr want = (CUdeviceptr)mib << 20, at = 0;
+        if (CALL("reserve", cuMemAddressReserve(&at, 2 * g, 0, want, 0)) != CUDA_SUCCESS) continue;
+        SAY("hint %zu MiB: %s", mib, at == want ? "taken" : "placed elsewhere");
+        fprintf(stderr, "hint-floor-steps: hint %#llx -> %#llx\n", (unsigned long long)want, (unsigned long long)at);
+        MUST(cuMemAddressFree(at, 2 * g));
+    }
+}
+
+/* Whether a hint is taken depends on what came before (hint-floor-steps freed each
+ * reservation before the next hint and 32 MiB was placed elsewhere; case
+ * reserve-hint-floor kept them and 32 MiB was taken): hints in a fresh process, after
+ * reservations kept, after one freed (of the same size and of another). */
+static void hint_after_free(void) {
+    CUcontext ctx;
+    init_primary(0, &ctx);
+    CUdeviceptr kept[8] = {0}, at = 0, freed = 0;
+    unsigned k = 0;
+#define HINT(what, mib, size)                                                                          \
+    do {                                                                                               \
+        CUdeviceptr want_ = (CUdeviceptr)(mib) << 20;                                                  \
+        at = 0;                                                                                        \
+        if (CALL(what, cuMemAddressReserve(&at, (size), 0, want_, 0)) == CUDA_SUCCESS)                 \
+            SAY("hint %d MiB: %s", (int)(mib),                                                         \
+                at == want_ ? "taken" : at == freed ? "at the freed reservation" : "placed elsewhere"); \
+    } while (0)
+    HINT("fresh, 4 MiB at 34 MiB", 34, 2 * g);
+    kept[k++] = at;
+    HINT("4 MiB at 16 MiB", 16, 2 * g);
+    CUdeviceptr low = at;
+    HINT("4 MiB at 40 MiB, the 16 MiB one kept", 40, 2 * g);
+    kept[k++] = at;
+    MUST(cuMemAddressFree(low, 2 * g));
+    freed = low;
+    HINT("4 MiB at 48 MiB, a 4 MiB one freed", 48, 2 * g);
+    kept[k++] = at;
+    HINT("4 MiB at 56 MiB, after that", 56, 2 * g);
+    kept[k++] = at;
+    MUST(cuMemAddressFree(kept[--k], 2 * g));
+    freed = kept[k];
+    HINT("8 MiB at 64 MiB, a 4 MiB one freed", 64, 4 * g);
+    if (at) MUST(cuMemAddressFree(at, 4 * g));
+    freed = 0;
+    HINT("4 MiB at 20 MiB", 20, 2 * g);
+    if (at) MUST(cuMemAddressFree(at, 2 * g));
+    HINT("4 MiB at 24 MiB, a 4 MiB one just freed", 24, 2 * g);
+    if (at) MUST(cuMemAddressFree(at, 2 * g));
+    while (k) MUST(cuMemAddressFree(kept[--k], 2 * g));
+#undef HINT
+}
+
 /* A process forked after cuInit: what the driver lets the child do. */
 static void fork_after_init(void) {
     CUcontext ctx;
@@ -457,5 +521,7 @@ int main(void) {
     section("host-location-HOST_NUMA", host_location_numa);
     section("device-memory-host-touch", device_memory_host_touch);
     section("fork-after-init", fork_after_init);
+    section("hint-floor-steps", hint_floor_steps);
+    section("hint-after-free", hint_after_free);
     return 0;
 }

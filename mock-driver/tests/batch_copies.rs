@@ -16,6 +16,10 @@ const DURING_API_CALL: u32 = 2;
 const ANY: u32 = 3;
 const CU_STREAM_LEGACY: CUstream = 0x1 as CUstream;
 const CU_STREAM_PER_THREAD: CUstream = 0x2 as CUstream;
+/// The captures here are thread-local: a global-mode capture (0) makes the other tests'
+/// cuMemAlloc, on libtest's other threads, STREAM_CAPTURE_UNSUPPORTED and invalidates
+/// the capture, as CUDA's capture modes say (seen once, on a fresh CI run).
+const CAPTURE_THREAD_LOCAL: CUstreamCaptureMode = 1;
 
 fn setup() -> CUcontext {
     // Safety: pointers to live locals.
@@ -772,7 +776,7 @@ fn a_captured_batch_becomes_copy_nodes_and_a_source_read_in_the_call_is_refused(
     let mut g: CUgraph = null_mut();
     // Safety: a live stream and out-pointer.
     unsafe {
-        assert_eq!(cuStreamBeginCapture_v2(s, 0), 0);
+        assert_eq!(cuStreamBeginCapture_v2(s, CAPTURE_THREAD_LOCAL), 0);
         let (r, _) = batch_v1(
             &mut [b],
             &mut [a],
@@ -799,7 +803,7 @@ fn a_captured_batch_becomes_copy_nodes_and_a_source_read_in_the_call_is_refused(
     let during = [1u8; 16];
     // Safety: a live stream and out-pointer.
     unsafe {
-        assert_eq!(cuStreamBeginCapture_v2(s, 0), 0);
+        assert_eq!(cuStreamBeginCapture_v2(s, CAPTURE_THREAD_LOCAL), 0);
         // Copy 0 in stream order, copy 1 read in the call: nothing is captured.
         let (r, fail) = batch_v1(
             &mut [a, b],

@@ -1033,6 +1033,13 @@ pub struct FMods {
     pub sat: bool,
 }
 
+/// Below this magnitude the H200's tanh.approx reads its input itself: every one of the
+/// 2 x 37,000 inputs ci/explore/tanh_table.c recorded below it (2^-16 to 2^-8 + 2^-15, in
+/// steps of 1/4096 of each binade, both signs; runs/2026-12-03-h200-session19/call2) and
+/// none at or above it (the first, 2^-8 + 2^-15, reads one unit less). Above, MUFU.TANH's
+/// approximation (relative error up to about 2^-16.6) is not emulated: tanh is exact there.
+const TANH_IS_X: f32 = f32::from_bits(0x3b81_0000);
+
 macro_rules! f32fn {
     ($ftz:expr, $sat:expr, |$a:ident, $b:ident, $c:ident| $body:expr) => {
         match ($ftz, $sat) {
@@ -1150,7 +1157,11 @@ pub fn f32_op(op: &str, m: FMods) -> Option<WarpFn> {
         "lg2.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.log2()),
         "sin.approx" => f32fn!(m.ftz, m.sat, |a, b, c| sin_cos_approx(a, false)),
         "cos.approx" => f32fn!(m.ftz, m.sat, |a, b, c| sin_cos_approx(a, true)),
-        "tanh.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.tanh()),
+        "tanh.approx" => f32fn!(m.ftz, m.sat, |a, b, c| if a.abs() < TANH_IS_X {
+            a
+        } else {
+            a.tanh()
+        }),
         "min" => f32fn!(m.ftz, false, |a, b, c| fmin32(a, b)),
         "max" => f32fn!(m.ftz, false, |a, b, c| fmax32(a, b)),
         "min.NaN" => f32fn!(m.ftz, false, |a, b, c| if a.is_nan() || b.is_nan() {
@@ -1390,12 +1401,20 @@ pub fn half_op(op: &str, ty: Ty, m: FMods) -> Option<WarpFn> {
         ("tanh.approx", false) => h!(
             |v: f64| f64_to_f16(v as f32 as f64, Rnd::Z),
             |x: u16| f16_to_f32(x) as f64,
-            |a, b, c| a.tanh()
+            |a, b, c| if a.abs() < TANH_IS_X as f64 {
+                a
+            } else {
+                a.tanh()
+            }
         ),
         ("tanh.approx", true) => h!(
             |v: f64| f32_to_bf16(v as f32, Rnd::Z),
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
-            |a, b, c| a.tanh()
+            |a, b, c| if a.abs() < TANH_IS_X as f64 {
+                a
+            } else {
+                a.tanh()
+            }
         ),
         ("ex2.approx", false) => h!(
             |v: f64| f64_to_f16(v as f32 as f64, Rnd::Z),

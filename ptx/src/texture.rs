@@ -737,6 +737,11 @@ pub(crate) struct Lookup {
 enum Stored {
     /// 16-bit UNORM or SNORM: the largest value's integer (65535 or 32767).
     Norm16(f64),
+    /// Signed 8- or 16-bit channels, from their integers (`TextureObject::snorm_units`):
+    /// 16-bit SNORM units, -32768 and -128 (as -33025.008) past -32767.
+    Snorm {
+        bits: u8,
+    },
     Half,
     /// sRGB-decoded colour channels (8 significant bits each, `srgb_to_linear`) with a
     /// footprint's exponent: each channel of the texels blended is cut toward zero to 7
@@ -746,9 +751,9 @@ enum Stored {
     /// srgb-linear reads so (u8 0, 255, 0, 128, 64, 192, 10, 250 by halves and by 3/4 and
     /// 1/4, BC1's four colours; alpha 0 and 255 by halves 32768/65535), where the exact
     /// blend of the decoded values misses 9 of 25 colours; no other alignment, rounding
-    /// or precision tried fits them all. Whether a texel of weight 0 takes part, and
-    /// whether the channels share one exponent (the recorded texels' colours have equal
-    /// exponents), is not recorded: every texel fetched does, each channel its own.
+    /// or precision tried fits them all. A texel of weight 0 takes no part, and each
+    /// channel has its exponent (10 and 250 blended read as the H200 reads them beside
+    /// 128 and 64: srgb-exponents-bc-float).
     Srgb,
 }
 
@@ -758,18 +763,28 @@ impl Stored {
         match self {
             Stored::Norm16(max) => (c * max).round(),
             Stored::Srgb if k == 3 => Stored::Norm16(65535.0).units(k, c),
+            // The border colour (a texel's integers are `snorm_units`).
+            Stored::Snorm { .. } => (c * 32767.0).round(),
             Stored::Half | Stored::Srgb => c,
         }
     }
 
     /// Channel `k` of each of `texels` (those of one footprint, already in `units`) cut
-    /// to the largest one's precision where this precision shares an exponent.
-    fn share_exponent(self, texels: &mut [[f64; 4]]) {
+    /// to the precision of the largest one of nonzero weight where this precision
+    /// shares an exponent. A texel of weight 0 takes no part: on the H200, 64 and 128
+    /// blended by halves read 0x3e088000 (a grid of 2^-10) with a row of 255 (decoded
+    /// 1.0) at weight 0 below them as without it (probe texel_formats,
+    /// srgb-exponents-bc-float).
+    fn share_exponent(self, texels: &mut [[f64; 4]], weights: &[i64]) {
         if !matches!(self, Stored::Srgb) {
             return;
         }
         for k in 0..3 {
-            let largest = texels.iter().fold(0f64, |m, t| m.max(t[k].abs()));
+            let largest = texels
+                .iter()
+                .zip(weights)
+                .filter(|(_, w)| **w != 0)
+                .fold(0f64, |m, (t, _)| m.max(t[k].abs()));
             if largest == 0.0 || !largest.is_finite() {
                 continue;
             }
@@ -791,12 +806,16 @@ impl Stored {
         use crate::math::{f16_to_f32, f64_to_f16, Rnd};
         match self {
             Stored::Norm16(max) => (sum + 0.5).floor() / max,
+            Stored::Snorm { .. } => ((sum + 0.5).floor() / 32767.0).clamp(-1.0, 1.0),
             Stored::Srgb if k == 3 => Stored::Norm16(65535.0).rounded(k, sum),
             Stored::Srgb => sum,
             Stored::Half => {
+                // Ties away from zero: BC6H's positive ties read the greater half, a
+                // half texture's negative one the lesser (norm-linear).
                 let below = f16_to_f32(f64_to_f16(sum, Rnd::M)) as f64;
                 let above = f16_to_f32(f64_to_f16(sum, Rnd::P)) as f64;
-                if above - sum <= sum - below {
+                let (up, down) = (above - sum, sum - below);
+                if up < down || (up == down && sum > 0.0) {
                     above
                 } else {
                     below
@@ -1142,11 +1161,21 @@ impl TextureObject {
         }
     }
 
-    /// The precision a block-compressed texture's texels are filtered in, as the H200
-    /// blends them (probe texel_formats, bc-linear: BC1 white and black by halves reads
-    /// 32768/65535, BC6H's blends have a half's bits): 16-bit UNORM (SNORM for signed
-    /// BC4 and BC5), BC6H's halves; sRGB-decoded texels as `Stored::Srgb`; None for
-    /// other textures, whose sum stays exact.
+    /// The precision a texture's texels are filtered in, as the H200 blends them: a
+    /// channel of 8 or 16 bits in 16-bit integers, a half in halves, a float exactly (None).
+    /// - Unsigned 8- and 16-bit channels read normalized (and BC1-3, BC4/BC5 unsigned, BC7
+    ///   decoded) as 16-bit UNORM: 0 and 255 by halves read 32768/65535 (probe
+    ///   texel_formats, bc-linear, srgb-exponents-bc-float, norm-linear: u8, u16,
+    ///   UNORM_INT8X4, every one of their 128 blends).
+    /// - Signed 16-bit channels read normalized as their integers, -32768 too, the blend
+    ///   over 32767 then clamped to -1 (norm-linear: s16 and SNORM_INT16X4, all 128);
+    ///   signed BC4 and BC5 as 16-bit SNORM; signed 8-bit channels as n * 32767 / 127,
+    ///   which gives 120 of norm-linear's 128 s8 blends and 1716 of s8-linear-sweep's
+    ///   1764 (the others one unit below or above, each where the exact sum lies within
+    ///   0.1 of a half: the H200's blend of s8 is a function of the sum of weight times
+    ///   value, but of no linear form tried; divergences.txt).
+    /// - Halves, and BC6H's texels, in halves (norm-linear: all 128; bc-linear).
+    /// - sRGB-decoded texels as `Stored::Srgb`.
     fn stored_precision(&self, img: &Image) -> Option<Stored> {
         if self.decodes_srgb(img) {
             return Some(Stored::Srgb);
@@ -1155,7 +1184,14 @@ impl TextureObject {
             blocks: Some(b), ..
         } = img.storage
         else {
-            return None;
+            let f = img.format;
+            let normalized = self.sampler.read_normalized;
+            return match (f.kind, f.bits) {
+                (ChannelKind::Unsigned, 8 | 16) if normalized => Some(Stored::Norm16(65535.0)),
+                (ChannelKind::Signed, 8 | 16) if normalized => Some(Stored::Snorm { bits: f.bits }),
+                (ChannelKind::Float, 16) => Some(Stored::Half),
+                _ => None,
+            };
         };
         Some(match b {
             BlockFormat::Bc4 { signed: true } | BlockFormat::Bc5 { signed: true } => {
@@ -1164,6 +1200,33 @@ impl TextureObject {
             BlockFormat::Bc6h { .. } => Stored::Half,
             _ => Stored::Norm16(65535.0),
         })
+    }
+
+    /// A signed texel's channels in 16-bit SNORM units from its integers (None for the
+    /// border, whose colour is a float): a 16-bit channel as it is, -32768 included, an
+    /// 8-bit one as n * 32767 / 127 exactly (-128 past -33025), as the H200 blends them
+    /// (`Stored::Snorm`; probe texel_formats, norm-linear, s8-linear-sweep).
+    fn snorm_units(
+        &self,
+        mem: &Texmem<'_>,
+        img: &Image,
+        idx: [Option<u64>; 3],
+        slice: u64,
+        bits: u8,
+    ) -> Result<Option<[f64; 4]>, String> {
+        let [Some(x), Some(y), Some(z)] = idx else {
+            return Ok(None);
+        };
+        let z = if img.layered || img.cubemap { slice } else { z };
+        let raw = img.texel(mem, [x, y, z], false)?;
+        Ok(Some(raw.map(|r| {
+            let n = r as i32 as f64;
+            if bits == 8 {
+                n * 32767.0 / 127.0
+            } else {
+                n
+            }
+        })))
     }
 
     /// A texel by its indices, each already addressed (None: the border's colour).
@@ -1473,6 +1536,12 @@ impl TextureObject {
                 ends[1][corner >> 1 & 1],
                 ends[2][corner >> 2 & 1],
             ];
+            if let Some(Stored::Snorm { bits }) = stored {
+                if let Some(units) = self.snorm_units(mem, img, idx, slice, bits)? {
+                    *t = units;
+                    continue;
+                }
+            }
             let texel = self.at(mem, img, idx, slice)?;
             for k in 0..4 {
                 let c = f32::from_bits(texel[k]) as f64;
@@ -1480,7 +1549,7 @@ impl TextureObject {
             }
         }
         if let Some(p) = stored {
-            p.share_exponent(&mut texels[..corners]);
+            p.share_exponent(&mut texels[..corners], &weights[..corners]);
         }
         let mut acc = [0f64; 4];
         for (t, w) in texels.iter().zip(weights).take(corners) {
@@ -2011,6 +2080,62 @@ mod tests {
                 "a quarter past texel {i}"
             );
         }
+    }
+
+    /// A u8x4 texture over `rows` (texel values, each in all four channels), read as
+    /// normalized floats with linear filtering, sRGB-decoded or not.
+    fn u8_texture(rows: &[&[u8]], srgb: bool) -> TextureObject {
+        let (w, h) = (rows[0].len(), rows.len());
+        let bytes: Vec<u8> = rows
+            .iter()
+            .flat_map(|r| r.iter())
+            .flat_map(|v| [*v; 4])
+            .collect();
+        let t = Texels::zeroed(bytes.len()).unwrap();
+        assert!(t.write(0, &bytes));
+        let mut tex = float_texture(
+            &vec![0.0; w * h],
+            w as u64,
+            h as u64,
+            true,
+            AddressMode::Clamp,
+        );
+        tex.image.format = Format {
+            kind: ChannelKind::Unsigned,
+            bits: 8,
+            channels: 4,
+        };
+        tex.image.storage = Storage::Array(Arc::new(t));
+        tex.sampler.read_normalized = true;
+        tex.sampler.srgb = srgb;
+        tex
+    }
+
+    #[test]
+    fn u8_linear_filtering_blends_in_16_bits() {
+        // Probe texel_formats, srgb-exponents-bc-float, flags 0: the H200's reads.
+        let tex = u8_texture(&[&[0, 255]], false);
+        let got = tex
+            .sample(&Texmem::new(&NoMemory), &lookup2([1.0, 0.5]))
+            .unwrap();
+        assert_eq!(got[0], 0x3f000080, "0 and 255 by halves: 32768/65535");
+        let tex = u8_texture(&[&[128, 64]], false);
+        let got = tex
+            .sample(&Texmem::new(&NoMemory), &lookup2([0.75, 0.5]))
+            .unwrap();
+        assert_eq!(got[0], 0x3ee0e0e1, "3/4 of 128 and 1/4 of 64: 112/255");
+    }
+
+    #[test]
+    fn srgb_blends_leave_out_texels_of_weight_0() {
+        // Probe texel_formats, srgb-exponents-bc-float: 64 and 128 by halves, a row of
+        // 255 (decoded 1.0) below at weight 0, read 0x3e088000 on the H200, as without
+        // the row (a grid of 2^-10, not the 1/128 that 1.0's exponent would give).
+        let tex = u8_texture(&[&[64, 128], &[255, 255]], true);
+        let got = tex
+            .sample(&Texmem::new(&NoMemory), &lookup2([1.0, 0.5]))
+            .unwrap();
+        assert_eq!((got[0], got[3]), (0x3e088000, 0x3ec0c0c1));
     }
 
     #[test]

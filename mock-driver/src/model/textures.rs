@@ -28,10 +28,13 @@
 //! start: no tile is ever unmapped (cuMemMapArrayAsync is not emulated).
 //!
 //! A texture over a UNORM/SNORM array reads normalized floats whatever its read mode, one
-//! over a block-compressed array the decoded texels (`CudaArray::image`), as the H200 did
-//! (probe texel_formats). Not emulated (CUDA_ERROR_NOT_SUPPORTED, saying so): surfaces and
-//! resource views over those arrays, and anything over R10G10B10A2 ones (such arrays are
-//! made and copied).
+//! over an R10G10B10A2 array its channels normalized, one over a block-compressed array
+//! the decoded texels; surfaces over the UNORM/SNORM and R10G10B10A2 arrays move their
+//! bytes, and resource views over them read the bytes in the view's format
+//! (`CudaArray::image`), as the H200 did (probe texel_formats). Not emulated
+//! (CUDA_ERROR_NOT_SUPPORTED, saying so): resource views over block-compressed arrays
+//! (not recorded; a surface over one cannot be made, the H200 refusing SURFACE_LDST on a
+//! BC array).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -150,16 +153,20 @@ impl CudaArray {
     /// What a texture, a resource view or a surface (`reader`) over the array reads.
     /// A texture reads the UNORM/SNORM formats' integers (`normalized_format`), and a block-compressed array's texels decoded
     /// (`BlockFormat`), its extent in texels as created; a surface the UNORM/SNORM and
-    /// R10G10B10A2 arrays' bytes, a texture an R10G10B10A2 array's channels normalized;
-    /// views of those formats are not emulated.
+    /// R10G10B10A2 arrays' bytes, a texture an R10G10B10A2 array's channels normalized,
+    /// a resource view the bytes in its own format.
     fn image(&self, reader: Reader) -> CuResult<Image> {
         let blocks = match (self.packing, reader) {
             (Packing::Plain, _) => None,
             (Packing::Normalized, Reader::Texture) if normalized_format(self.desc.format) => None,
             // A surface moves bytes (suld.b, sust.b): the H200 made surfaces over
             // UNORM_INT8X4, SNORM_INT16X2 and R10G10B10A2 arrays and read and wrote their
-            // words as stored (probe texel_formats, packed-and-surfaces).
-            (Packing::Normalized, Reader::Surface) => None,
+            // words as stored (probe texel_formats, packed-and-surfaces). A resource view
+            // reads the bytes in its own format, as over any array: the H200 took the
+            // eight 4-byte view formats asked over UNORM_INT8X4, SNORM_INT8X4,
+            // UNORM_INT16X2, SNORM_INT16X2 and R10G10B10A2 arrays and read the same
+            // through each whatever the array's format (texel_formats, norm-views).
+            (Packing::Normalized, Reader::Surface | Reader::View) => None,
             (Packing::Blocks, Reader::Texture) => block_format(self.desc.format),
             _ => {
                 return Err(not_supported(format!(
