@@ -2036,19 +2036,7 @@ mod tests {
     /// texel's precision before the blend, the alpha blended as 16-bit UNORM.
     #[test]
     fn srgb_blends_share_the_larger_texels_exponent() {
-        let values = [0u8, 255, 0, 128, 64, 192, 10, 250];
-        let t = Texels::zeroed(32).unwrap();
-        let bytes: Vec<u8> = values.iter().flat_map(|v| [*v; 4]).collect();
-        assert!(t.write(0, &bytes));
-        let mut tex = float_texture(&[0.0; 8], 8, 1, true, AddressMode::Clamp);
-        tex.image.format = Format {
-            kind: ChannelKind::Unsigned,
-            bits: 8,
-            channels: 4,
-        };
-        tex.image.storage = Storage::Array(Arc::new(t));
-        tex.sampler.read_normalized = true;
-        tex.sampler.srgb = true;
+        let tex = u8_texture(&[&[0, 255, 0, 128, 64, 192, 10, 250]], true);
         let read = |x: f32| {
             let q = lookup2([x, 0.5]);
             let got = tex.sample(&Texmem::new(&NoMemory), &q).unwrap();
