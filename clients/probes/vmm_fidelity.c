@@ -485,6 +485,26 @@ static void hint_after_free(void) {
 #undef HINT
 }
 
+/* Case reserve-hint-floor, whose hints of 32 MiB to 768 MiB the H200 took, reserves with
+ * no context (cuInit only); this probe's sections make the primary context current first.
+ * The same hints, 4 MiB each, without a context and then with one. */
+static void hints_and_contexts(void) {
+    MUST(cuInit(0));
+    static const unsigned long long mib[] = {16, 32, 64, 128, 512, 1024, 4096, 65536, 1048576};
+    for (int with = 0; with < 2; with++) {
+        CUcontext ctx = NULL;
+        if (with) init_primary(0, &ctx);
+        size_t size = (size_t)4 << 20;
+        for (unsigned i = 0; i < sizeof mib / sizeof *mib; i++) {
+            CUdeviceptr want = (CUdeviceptr)(mib[i] << 20), at = 0;
+            CUresult r = cuMemAddressReserve(&at, size, 0, want, 0);
+            SAY("%s a context, hint %llu MiB: %s", with ? "with" : "without", mib[i],
+                r != CUDA_SUCCESS ? rname(r) : at == want ? "taken" : "placed elsewhere");
+            if (r == CUDA_SUCCESS) MUST(cuMemAddressFree(at, size));
+        }
+    }
+}
+
 /* A process forked after cuInit: what the driver lets the child do. */
 static void fork_after_init(void) {
     CUcontext ctx;
@@ -523,5 +543,6 @@ int main(void) {
     section("fork-after-init", fork_after_init);
     section("hint-floor-steps", hint_floor_steps);
     section("hint-after-free", hint_after_free);
+    section("hints-and-contexts", hints_and_contexts);
     return 0;
 }
