@@ -286,8 +286,7 @@ pub struct MipmapSampler {
     /// The level of detail is clamped to [min_clamp, max_clamp] after the bias.
     pub min_clamp: f32,
     pub max_clamp: f32,
-    /// maxAnisotropy as given: anisotropic filtering is not emulated, so `tex.grad` over
-    /// a sampler asking for more than 1 faults saying so.
+    /// maxAnisotropy as given (`tex.grad` takes at most 16 samples: `footprint`).
     pub max_anisotropy: u32,
 }
 
