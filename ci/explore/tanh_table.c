@@ -3,8 +3,12 @@
  * H200's relative error oscillates up to about 2^-16.7). Inputs: for each binade 2^e,
  * e = -16 .. 3, 4096 evenly spaced mantissas (x = 2^e * (1 + k / 4096)), and their
  * negatives; plus 0, the smallest normals and 16 .. 128. Writes OUTFILE: little-endian
- * (input bits, result bits) pairs of u32.
- *   gcc -O1 -I$CUDA/include ci/explore/tanh_table.c -o tanh_table -lcuda && ./tanh_table out.bin */
+ * (input bits, result bits) pairs of u32. With INPUTS, the inputs are that file's instead
+ * (one f32's bits in hex a line, first column): ci/explore/tanh_full_mantissa.txt holds
+ * 2,209 inputs of full mantissas, each with the executor's model's result (math.rs,
+ * tanh_approx_f32), which the 12-bit inputs above could not settle.
+ *   gcc -O1 -I$CUDA/include ci/explore/tanh_table.c -o tanh_table -lcuda -lm
+ *   ./tanh_table out.bin [INPUTS] */
 #include <cuda.h>
 #include <math.h>
 #include <stdint.h>
@@ -47,6 +51,14 @@ int main(int argc, char **argv) {
     in[n++] = -0.0f;
     in[n++] = 1.17549435e-38f;
     for (int k = 16; k <= 128; k += 8) in[n++] = (float)k;
+    if (argc > 2) {
+        FILE *list = fopen(argv[2], "r");
+        if (!list) return 1;
+        unsigned bits;
+        n = 0;
+        while (n < cap && fscanf(list, "%x%*[^\n]", &bits) == 1) memcpy(&in[n++], &bits, 4);
+        fclose(list);
+    }
     CUdevice d;
     CUcontext c;
     CUmodule m;

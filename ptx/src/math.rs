@@ -1033,12 +1033,108 @@ pub struct FMods {
     pub sat: bool,
 }
 
-/// Below this magnitude the H200's tanh.approx reads its input itself: every one of the
-/// 2 x 37,000 inputs ci/explore/tanh_table.c recorded below it (2^-16 to 2^-8 + 2^-15, in
-/// steps of 1/4096 of each binade, both signs; runs/2026-12-03-h200-session19/call2) and
-/// none at or above it (the first, 2^-8 + 2^-15, reads one unit less). Above, MUFU.TANH's
-/// approximation (relative error up to about 2^-16.6) is not emulated: tanh is exact there.
-const TANH_IS_X: f32 = f32::from_bits(0x3b81_0000);
+/// `tanh.approx.f32` as the H200's MUFU.TANH computes it, bit for bit on all 163,858
+/// inputs `ci/explore/tanh_table.c` recorded (2^-16 to 16 in steps of 1/4096 of each
+/// binade, both signs, and 16 to 128: runs/2026-12-03-h200-session19/call2). It is odd;
+/// below 2^-8 it is x, from 8 on 1. Between, each binade 2^e (e = -8 to 2) is cut into
+/// 2^m equal segments by its top m mantissa bits (`TANH_SEGMENTS`); the other 23 - m
+/// bits are r in [0, 1), and the result is C0 + C1 r + C2 sq(r) in units of
+/// 2^(min(e, -1) - 23), where sq(r) is r squared by a folded squarer that keeps only
+/// partial products of weight 2^-15 and up (`truncated_square`), the exact sum cut toward
+/// zero to 24 significant bits. The recorded inputs have 12-bit mantissas: that the
+/// linear term takes all of r's bits, and the products' internal widths, are what a
+/// table of 12-bit inputs cannot settle (the model takes them exact).
+fn tanh_approx_f32(x: f32) -> f32 {
+    let bits = x.to_bits();
+    let sign = bits & 0x8000_0000;
+    let a = bits & 0x7fff_ffff;
+    if a > 0x7f80_0000 {
+        return f32::NAN;
+    }
+    let e = (a >> 23) as i32 - 127;
+    if e < -8 {
+        return x;
+    }
+    if e >= 3 {
+        return f32::from_bits(sign | 0x3f80_0000);
+    }
+    let segments = TANH_SEGMENTS[(e + 8) as usize];
+    let m = segments.len().trailing_zeros();
+    let l = 23 - m;
+    let mantissa = a & 0x7f_ffff;
+    let (c0, c1, c2) = segments[(mantissa >> l) as usize];
+    let r = mantissa & ((1 << l) - 1);
+    let sq = truncated_square(r, l);
+    // The exact sum in units of 2^(min(e, -1) - 23 - l - TANH_SQUARE_BITS).
+    let fraction_bits = l + TANH_SQUARE_BITS;
+    let sum = ((c0 as i128) << fraction_bits)
+        + ((c1 as i128 * r as i128) << TANH_SQUARE_BITS)
+        + ((c2 as i128 * sq as i128) << l);
+    debug_assert!(sum > 0);
+    let width = 128 - sum.leading_zeros() as i32;
+    let exponent = e.min(-1) - 23 - fraction_bits as i32 + width - 1;
+    let significand = if width >= 24 {
+        sum >> (width - 24)
+    } else {
+        sum << (24 - width)
+    } as u32;
+    f32::from_bits(sign | (((exponent + 127) as u32) << 23) | (significand & 0x7f_ffff))
+}
+
+/// The weight of the smallest partial product `truncated_square` keeps: 2^-15.
+const TANH_SQUARE_BITS: u32 = 15;
+
+/// r = `bits` / 2^`len` squared, in units of 2^-15, as a folded squarer that drops the
+/// partial products below 2^-15 gives it: r's bit a (of weight 2^-a) contributes its
+/// square 2^-2a where 2a <= 15, and with bit b > a the cross term 2^(1-a-b) where
+/// a + b <= 16.
+fn truncated_square(bits: u32, len: u32) -> u64 {
+    let w = TANH_SQUARE_BITS;
+    let bit = |k: u32| bits >> (len - k) & 1 == 1;
+    let mut out = 0u64;
+    for a in 1..=len.min(w) {
+        if !bit(a) {
+            continue;
+        }
+        if 2 * a <= w {
+            out += 1 << (w - 2 * a);
+        }
+        for b in a + 1..=len.min(w + 1 - a) {
+            if bit(b) {
+                out += 1 << (w + 1 - a - b);
+            }
+        }
+    }
+    out
+}
+
+/// MUFU.TANH's segments, binade 2^-8 first: (C0, C1, C2) in units of
+/// 2^(min(e, -1) - 23), fitted to the H200's recording (`tanh_approx_f32`).
+#[rustfmt::skip]
+const TANH_SEGMENTS: [&[(i64, i64, i64)]; 11] = [
+    // 2^-8: 1 segment
+    &[(8388608, 8388608, -256)],
+    // 2^-7: 1 segment
+    &[(8388480, 8388096, -768)],
+    // 2^-6: 1 segment
+    &[(8387968, 8387072, -3328)],
+    // 2^-5: 2 segments
+    &[(8385888, 4190464, -2624), (12573728, 4185216, -3520)],
+    // 2^-4: 2 segments
+    &[(8377696, 4178688, -10176), (12546144, 4158464, -14208)],
+    // 2^-3: 4 segments
+    &[(8345192, 2065024, -8944), (10401240, 2047104, -10816), (12437488, 2025472, -12640), (14450304, 2000192, -14256)],
+    // 2^-2: 4 segments
+    &[(8218080, 1972352, -33104), (10157208, 1905920, -38592), (12024448, 1828576, -42976), (13809984, 1742432, -46304)],
+    // 2^-1: 4 segments
+    &[(7753000, 1650272, -98592), (9304656, 1451968, -100608), (10656104, 1250016, -96608), (11809672, 1056352, -88688)],
+    // 2^0: 8 segments
+    &[(12777544, 878752, -78584), (13577912, 721632, -67824), (14231944, 586144, -57152), (14761140, 472016, -47384), (15185952, 377440, -38736), (15524804, 300160, -31376), (15793720, 237600, -25152), (16006268, 187456, -20072)],
+    // 2^1: 16 segments
+    &[(16173728, 147496, -15946), (16305345, 115768, -12590), (16408581, 90696, -9898), (16489421, 70984, -7784), (16552657, 55480, -6094), (16602069, 43340, -4776), (16640655, 33828, -3734), (16670765, 26396, -2920), (16694254, 20584, -2278), (16712570, 16048, -1778), (16726848, 12508, -1386), (16737977, 9748, -1082), (16746648, 7596, -842), (16753405, 5916, -654), (16758669, 4608, -508), (16762770, 3588, -394)],
+    // 2^2: 8 segments
+    &[(16766000, 10544, -3504), (16773088, 3888, -1296), (16775696, 1424, -464), (16776656, 528, -176), (16777012, 192, -64), (16777140, 80, -32), (16777188, 32, -16), (16777204, 16, -8)],
+];
 
 macro_rules! f32fn {
     ($ftz:expr, $sat:expr, |$a:ident, $b:ident, $c:ident| $body:expr) => {
@@ -1157,11 +1253,7 @@ pub fn f32_op(op: &str, m: FMods) -> Option<WarpFn> {
         "lg2.approx" => f32fn!(m.ftz, m.sat, |a, b, c| a.log2()),
         "sin.approx" => f32fn!(m.ftz, m.sat, |a, b, c| sin_cos_approx(a, false)),
         "cos.approx" => f32fn!(m.ftz, m.sat, |a, b, c| sin_cos_approx(a, true)),
-        "tanh.approx" => f32fn!(m.ftz, m.sat, |a, b, c| if a.abs() < TANH_IS_X {
-            a
-        } else {
-            a.tanh()
-        }),
+        "tanh.approx" => f32fn!(m.ftz, m.sat, |a, b, c| tanh_approx_f32(a)),
         "min" => f32fn!(m.ftz, false, |a, b, c| fmin32(a, b)),
         "max" => f32fn!(m.ftz, false, |a, b, c| fmax32(a, b)),
         "min.NaN" => f32fn!(m.ftz, false, |a, b, c| if a.is_nan() || b.is_nan() {
@@ -1401,20 +1493,12 @@ pub fn half_op(op: &str, ty: Ty, m: FMods) -> Option<WarpFn> {
         ("tanh.approx", false) => h!(
             |v: f64| f64_to_f16(v as f32 as f64, Rnd::Z),
             |x: u16| f16_to_f32(x) as f64,
-            |a, b, c| if a.abs() < TANH_IS_X as f64 {
-                a
-            } else {
-                a.tanh()
-            }
+            |a, b, c| tanh_approx_f32(a as f32) as f64
         ),
         ("tanh.approx", true) => h!(
             |v: f64| f32_to_bf16(v as f32, Rnd::Z),
             |x: u16| f32::from_bits((x as u32) << 16) as f64,
-            |a, b, c| if a.abs() < TANH_IS_X as f64 {
-                a
-            } else {
-                a.tanh()
-            }
+            |a, b, c| tanh_approx_f32(a as f32) as f64
         ),
         ("ex2.approx", false) => h!(
             |v: f64| f64_to_f16(v as f32 as f64, Rnd::Z),
@@ -2913,6 +2997,32 @@ pub fn half_minmax_noftz(max: bool, a: u16, b: u16, bf: bool) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every 16th of the 163,858 (input, result) pairs of `tanh.approx.f32` that
+    /// ci/explore/tanh_table.c recorded on the H200, and the last 17 (0, -0, the smallest
+    /// normal, 16 to 128), bit for bit (runs/2026-12-03-h200-session19/call2 holds them
+    /// all; the model matched every one).
+    #[test]
+    fn tanh_approx_is_the_h200s() {
+        let pairs = include_bytes!("../tests/data/tanh_approx_h200.bin");
+        let mut wrong = Vec::new();
+        for p in pairs.chunks_exact(8) {
+            let x = u32::from_le_bytes([p[0], p[1], p[2], p[3]]);
+            let y = u32::from_le_bytes([p[4], p[5], p[6], p[7]]);
+            let got = super::tanh_approx_f32(f32::from_bits(x)).to_bits();
+            if got != y {
+                wrong.push((x, y, got));
+            }
+        }
+        assert_eq!(pairs.len() / 8, 10258);
+        assert!(
+            wrong.is_empty(),
+            "{} of {}: {:x?}",
+            wrong.len(),
+            pairs.len() / 8,
+            &wrong[..wrong.len().min(5)]
+        );
+    }
 
     /// Values the OCP 8-bit floating point specification tabulates: the largest finite,
     /// the least subnormal and normal, and rounding at their edges.

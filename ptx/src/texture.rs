@@ -736,8 +736,8 @@ pub(crate) struct Lookup {
 enum Stored {
     /// 16-bit UNORM or SNORM: the largest value's integer (65535 or 32767).
     Norm16(f64),
-    /// Signed 8- or 16-bit channels, from their integers (`TextureObject::snorm_units`):
-    /// 16-bit SNORM units, -32768 and -128 (as -33025.008) past -32767.
+    /// Signed 8- or 16-bit channels, blended as their integers (`TextureObject::snorm_units`,
+    /// -32768 and -128 too), then as 16-bit SNORM (`Stored::rounded`).
     Snorm {
         bits: u8,
     },
@@ -763,6 +763,7 @@ impl Stored {
             Stored::Norm16(max) => (c * max).round(),
             Stored::Srgb if k == 3 => Stored::Norm16(65535.0).units(k, c),
             // The border colour (a texel's integers are `snorm_units`).
+            Stored::Snorm { bits: 8 } => (c * 127.0).round(),
             Stored::Snorm { .. } => (c * 32767.0).round(),
             Stored::Half | Stored::Srgb => c,
         }
@@ -805,6 +806,15 @@ impl Stored {
         use crate::math::{f16_to_f32, f64_to_f16, Rnd};
         match self {
             Stored::Norm16(max) => (sum + 0.5).floor() / max,
+            Stored::Snorm { bits: 8 } => {
+                // The blend S of the values (weights in 256ths) rescaled to 16-bit SNORM
+                // by 1 + 257/32768 (about 32767/32512), the correction from S cut to a
+                // multiple of 16 and rounded at 2^-11: every one of the 1892 recorded s8
+                // blends (norm-linear, s8-linear-sweep).
+                let s = (sum * 256.0).round() as i64;
+                let k = s + (((s >> 4) * 257 + 1024) >> 11);
+                k.clamp(-32767, 32767) as f64 / 32767.0
+            }
             Stored::Snorm { .. } => ((sum + 0.5).floor() / 32767.0).clamp(-1.0, 1.0),
             Stored::Srgb if k == 3 => Stored::Norm16(65535.0).rounded(k, sum),
             Stored::Srgb => sum,
@@ -1168,11 +1178,9 @@ impl TextureObject {
     ///   UNORM_INT8X4, every one of their 128 blends).
     /// - Signed 16-bit channels read normalized as their integers, -32768 too, the blend
     ///   over 32767 then clamped to -1 (norm-linear: s16 and SNORM_INT16X4, all 128);
-    ///   signed BC4 and BC5 as 16-bit SNORM; signed 8-bit channels as n * 32767 / 127,
-    ///   which gives 120 of norm-linear's 128 s8 blends and 1716 of s8-linear-sweep's
-    ///   1764 (the others one unit below or above, each where the exact sum lies within
-    ///   0.1 of a half: the H200's blend of s8 is a function of the sum of weight times
-    ///   value, but of no linear form tried; divergences.txt).
+    ///   signed BC4 and BC5 as 16-bit SNORM; signed 8-bit channels blended as their
+    ///   integers and rescaled to 16-bit SNORM (`Stored::rounded`: all 128 of
+    ///   norm-linear's s8 blends and s8-linear-sweep's 1764).
     /// - Halves, and BC6H's texels, in halves (norm-linear: all 128; bc-linear).
     /// - sRGB-decoded texels as `Stored::Srgb`.
     fn stored_precision(&self, img: &Image) -> Option<Stored> {
@@ -1201,31 +1209,22 @@ impl TextureObject {
         })
     }
 
-    /// A signed texel's channels in 16-bit SNORM units from its integers (None for the
-    /// border, whose colour is a float): a 16-bit channel as it is, -32768 included, an
-    /// 8-bit one as n * 32767 / 127 exactly (-128 past -33025), as the H200 blends them
-    /// (`Stored::Snorm`; probe texel_formats, norm-linear, s8-linear-sweep).
+    /// A signed texel's channels as integers, -32768 and -128 included (None for the
+    /// border, whose colour is a float), which the H200 blends (`Stored::Snorm`; probe
+    /// texel_formats, norm-linear, s8-linear-sweep).
     fn snorm_units(
         &self,
         mem: &Texmem<'_>,
         img: &Image,
         idx: [Option<u64>; 3],
         slice: u64,
-        bits: u8,
     ) -> Result<Option<[f64; 4]>, String> {
         let [Some(x), Some(y), Some(z)] = idx else {
             return Ok(None);
         };
         let z = if img.layered || img.cubemap { slice } else { z };
         let raw = img.texel(mem, [x, y, z], false)?;
-        Ok(Some(raw.map(|r| {
-            let n = r as i32 as f64;
-            if bits == 8 {
-                n * 32767.0 / 127.0
-            } else {
-                n
-            }
-        })))
+        Ok(Some(raw.map(|r| r as i32 as f64)))
     }
 
     /// A texel by its indices, each already addressed (None: the border's colour).
@@ -1535,8 +1534,8 @@ impl TextureObject {
                 ends[1][corner >> 1 & 1],
                 ends[2][corner >> 2 & 1],
             ];
-            if let Some(Stored::Snorm { bits }) = stored {
-                if let Some(units) = self.snorm_units(mem, img, idx, slice, bits)? {
+            if let Some(Stored::Snorm { .. }) = stored {
+                if let Some(units) = self.snorm_units(mem, img, idx, slice)? {
                     *t = units;
                     continue;
                 }
