@@ -222,6 +222,42 @@ fn a_memory_node_refused_after_its_dependencies_passed_still_counts() {
     }
 }
 
+/// A destroyed node's handle is the next node's, as on the H200 (random graphs seed 40:
+/// host node n1 destroyed, event wait node n2 added; then n1's handle with n3 as the
+/// dependencies of a kernel node in n2's graph was taken; seeds 8 and 32 alike, the
+/// latter with a clone's first node), the last destroyed first.
+#[test]
+fn a_destroyed_nodes_handle_names_the_next_node() {
+    let _one = alone_in_context();
+    // Safety: live locals; the graphs and nodes are this test's own.
+    unsafe {
+        let g = graph();
+        let first = empty(g, &[]);
+        let second = empty(g, &[]);
+        assert_eq!(cuGraphDestroyNode(first), 0);
+        assert_eq!(cuGraphDestroyNode(second), 0);
+        let other = graph();
+        let a = empty(other, &[]);
+        assert_eq!(a, second, "the last destroyed is the first reused");
+        let b = empty(g, &[]);
+        assert_eq!(b, first);
+        // The old handle, given as a dependency, is the new node.
+        let c = empty(g, &[first]);
+        let mut deps = [std::ptr::null_mut(); 2];
+        let mut count = 2;
+        assert_eq!(
+            cuGraphNodeGetDependencies(c, deps.as_mut_ptr(), &mut count),
+            0
+        );
+        assert_eq!((count, deps[0]), (1, b));
+        // With nothing destroyed, handles are new.
+        let d = empty(g, &[]);
+        assert!(![first, second, c].contains(&d));
+        assert_eq!(cuGraphDestroy(g), 0);
+        assert_eq!(cuGraphDestroy(other), 0);
+    }
+}
+
 /// A graph made its own child: the dependencies are checked first (seed 24 line 28:
 /// another graph's node, INVALID_VALUE); a graph with memory nodes is refused before its
 /// dependency array is read (seed 19 line 90: NULL with a count of 1, NOT_SUPPORTED).

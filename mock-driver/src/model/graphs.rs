@@ -743,6 +743,11 @@ pub struct Graphs {
     /// (cuGraphNodeFindInClone).
     clones: HashMap<GraphId, HashMap<NodeId, NodeId>>,
     next: u64,
+    /// Handles of nodes cuGraphDestroyNode destroyed, the last first: the next node made
+    /// (added, or a clone's) takes the last one, as on the H200, where a destroyed node's
+    /// handle given as a dependency named the node made after its destruction (random
+    /// graphs seeds 8, 32 and 40: `dead:n13` the next node added, a clone's first node).
+    freed_nodes: Vec<NodeId>,
     /// Device graphs launched from the device and not yet complete, with how many
     /// launches of each (a self-relaunch makes two).
     device_running: HashMap<ExecId, u32>,
@@ -776,6 +781,14 @@ impl Graphs {
     fn fresh(&mut self, tag: u64) -> u64 {
         self.next += 1;
         tag | self.next
+    }
+
+    /// A handle for a new node: the last destroyed node's, or a fresh one.
+    fn fresh_node(&mut self) -> NodeId {
+        match self.freed_nodes.pop() {
+            Some(n) => n,
+            None => NodeId::from_handle(self.fresh(NODE_TAG)),
+        }
     }
 
     pub fn graph(&self, g: GraphId) -> CuResult<&GraphBody> {
@@ -866,7 +879,7 @@ impl Graphs {
     pub fn add(&mut self, g: GraphId, deps: &[NodeId], op: NodeOp) -> CuResult<NodeId> {
         self.graph(g)?;
         self.check_deps(g, deps)?;
-        let n = NodeId::from_handle(self.fresh(NODE_TAG));
+        let n = self.fresh_node();
         let body = self.graph_mut(g)?;
         body.order.push(n);
         body.nodes.insert(
@@ -885,6 +898,11 @@ impl Graphs {
     /// by this call too) ends the call with the edges before it kept. The H200's edge
     /// and root counts after 230 failed calls of random_graphs fit only this (e.g. seed
     /// 4 line 64: [n1->n3,n1->n5,n1->n5] refused, n1->n3 and n1->n5 kept).
+    /// cuGraphAddDependencies: the edges in order, up to one that exists already (or came
+    /// earlier in `edges`), which refuses the call with the edges before it added, as on
+    /// the H200: after three times n14 -> n1 refused, its graph had 13 edges, n14 -> n1
+    /// among them (random graphs seed 30 lines 148 and 172; adding none put 27 seeds of
+    /// 40 out of step where 33 are in step).
     pub fn add_dependencies(&mut self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
         for &(from, to) in edges {
             self.check_deps(g, &[from, to])?;
@@ -942,11 +960,8 @@ impl Graphs {
     /// `body` under new node handles (its dependencies renamed alike); returns it and
     /// the map old -> new.
     fn with_fresh_nodes(&mut self, body: GraphBody) -> (GraphBody, HashMap<NodeId, NodeId>) {
-        let map: HashMap<NodeId, NodeId> = body
-            .order
-            .iter()
-            .map(|n| (*n, NodeId::from_handle(self.fresh(NODE_TAG))))
-            .collect();
+        let map: HashMap<NodeId, NodeId> =
+            body.order.iter().map(|n| (*n, self.fresh_node())).collect();
         let renamed = GraphBody {
             memory_marked: body.memory_marked,
             order: body.order.iter().map(|n| map[n]).collect(),
@@ -1044,6 +1059,7 @@ impl Graphs {
             other.deps.retain(|d| *d != n);
         }
         self.owner.remove(&n);
+        self.freed_nodes.push(n);
         for b in node.op.owned_graphs() {
             self.bodies.remove(&b);
             let _ = self.destroy(b);
