@@ -8,6 +8,12 @@ roundings; the script prints, per family, the fewest values missed and which.
 n <= 12 is left out of the power-segment families: the H200 reads those as exactly
 20n/65536 (checked first). Run: python3 ci/explore/srgb_rules.py
 
+Found since (session 19, ptx/src/texture.rs, srgb_to_linear): a block floating point
+table. The codes in groups of 8 (n & ~7 .. n | 7) share one exponent, that of the group's
+largest IEC value, at least -7, and each value is the IEC decode rounded to nearest on
+the grid of 8 bits under it: all 256. The families below, each value rounded alone,
+cannot fit. What was written before that:
+
 None found fits: the values the H200 reads above n = 12 sit within 2.5 per mille of the
 IEC formula but swing from below it to above it and back between neighbours (n = 65: at
 least 0.08 per mille below, 66: at least 1.56 above, 68: at least 1.14 below; 251: at

@@ -510,33 +510,34 @@ fn sign_extend(raw: u32, bits: u8) -> i32 {
 }
 
 /// CU_TRSF_SRGB on an 8-bit colour channel (a u8 or UNORM_INT8 texel's, or a BC1, BC2,
-/// BC3 or BC7 one's), `c` its value n / 255. The H200 reads every value with 8
-/// significant bits (probe texel_formats, srgb-u8): n up to 12 as exactly 20n / 65536 (a
-/// linear segment steeper than the IEC 61966-2-1 one's n / 3294.6 and reaching past its
-/// end at n = 10), the others as the IEC formula's power segment rounded to nearest.
-/// That gives 239 of its 256 values; the other 17, at n = 15, 19, 20, 32, 33, 65, 66,
-/// 68, 70, 97, 184, 186 and 249 to 253, are one step (1/128 of the value's power of two)
-/// away, from a rule not found (divergences.txt). Where the H200 ends its linear segment
-/// between n = 12 and 13 is not recorded: the midpoint is taken.
+/// BC3 or BC7 one's), `c` its value n / 255, as the H200 decodes it: a block floating
+/// point table, the codes in groups of 8 (n & !7 to n | 7) sharing one exponent, that of
+/// the group's largest decoded value but at least -7, each value the IEC 61966-2-1
+/// decode (linear segment and power) rounded to nearest on the grid of 8 bits under that
+/// exponent. All 256 values of probe texel_formats' srgb-u8 bit for bit (n up to 12 read
+/// 20n / 65536: the linear segment on the grid 2^-14 of the exponent's floor; the codes
+/// below a power of two in a group above it keep 7 bits); no value lies within 0.0038 of
+/// a step from a tie (n = 100), so how the table was rounded at ties is not needed.
 fn srgb_to_linear(c: f32) -> f32 {
-    let steps = c * 255.0;
-    let linear = if steps < 12.5 {
-        steps * (20.0 / 65536.0)
-    } else {
-        ((c + 0.055) / 1.055).powf(2.4)
+    let n = (c * 255.0).round().clamp(0.0, 255.0) as u32;
+    let iec = |n: u32| {
+        let c = n as f64 / 255.0;
+        if c <= 0.04045 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
     };
-    if linear == 0.0 {
-        return linear;
+    let y = iec(n);
+    if y == 0.0 {
+        return 0.0;
     }
-    // Keep the sign, exponent and 7 fraction bits, rounding the other 16 to nearest,
-    // ties to even.
-    let bits = linear.to_bits();
-    let dropped = 16;
-    let half = 1u32 << (dropped - 1);
-    let rest = bits & ((1 << dropped) - 1);
-    let kept = bits >> dropped;
-    let up = rest > half || (rest == half && kept & 1 == 1);
-    f32::from_bits((kept + up as u32) << dropped)
+    // The exponent of the group's largest value, from its bits (log2 may round a value
+    // just below a power of two up to it).
+    let top = iec(n | 7);
+    let exponent = (((top.to_bits() >> 52) & 0x7ff) as i32 - 1023).max(-7);
+    let step = 2f64.powi(exponent - 7);
+    ((y / step + 0.5).floor() * step) as f32
 }
 
 /// The index `i` of a dimension of `n` texels under `mode`; None: the border.
@@ -742,7 +743,7 @@ enum Stored {
         bits: u8,
     },
     Half,
-    /// sRGB-decoded colour channels (8 significant bits each, `srgb_to_linear`) with a
+    /// sRGB-decoded colour channels (`srgb_to_linear`: 8 bits under their group's exponent) with a
     /// footprint's exponent: each channel of the texels blended is cut toward zero to 7
     /// fraction bits of the largest one's power of two (`Stored::share_exponent`), and
     /// their weighted sum is exact; the alpha channel, not decoded, as 16-bit UNORM (an
@@ -2040,8 +2041,7 @@ mod tests {
             let got = tex.sample(&Texmem::new(&NoMemory), &q).unwrap();
             (got[0], got[3])
         };
-        // (colour, alpha) at texel i + 1 (halves) and i + 0.75 (3/4 of texel i), for i
-        // up to 5 (texel 6's blends take value 250, whose decode is one step off).
+        // (colour, alpha) at texel i + 1 (halves) and i + 0.75 (3/4 of texel i).
         let halves = [
             (0x3f000000, 0x3f000080),
             (0x3f000000, 0x3f000080),
@@ -2049,6 +2049,7 @@ mod tests {
             (0x3e088000, 0x3ec0c0c1),
             (0x3e940000, 0x3f008081),
             (0x3e870000, 0x3ecacacb),
+            (0x3ef40000, 0x3f028283),
         ];
         let quarters = [
             (0x3e800000, 0x3e800080),
@@ -2057,14 +2058,39 @@ mod tests {
             (0x3e32c000, 0x3ee0e0e1),
             (0x3e2e0000, 0x3ec0c0c1),
             (0x3eca8000, 0x3f131393),
+            (0x3e740000, 0x3e8c8c8d),
         ];
-        for i in 0..6 {
+        for i in 0..7 {
             assert_eq!(read(i as f32 + 1.0), halves[i], "halfway past texel {i}");
             assert_eq!(
                 read(i as f32 + 0.75),
                 quarters[i],
                 "a quarter past texel {i}"
             );
+        }
+    }
+
+    /// The sRGB decode at the codes a per-value rounding of the IEC formula gets one step
+    /// wrong, as the H200 read them (probe texel_formats, srgb-u8): each group of 8 codes
+    /// shares its largest value's exponent (`srgb_to_linear`).
+    #[test]
+    fn srgb_codes_share_their_groups_exponent() {
+        for (n, h200) in [
+            (15u32, 0x3b9c0000u32),
+            (19, 0x3bd60000),
+            (66, 0x3d600000),
+            (70, 0x3d7a0000),
+            (186, 0x3efc0000),
+            (250, 0x3f740000),
+            (252, 0x3f7a0000),
+            (253, 0x3f7c0000),
+        ] {
+            let got = srgb_to_linear(n as f32 / 255.0).to_bits();
+            assert_eq!(got, h200, "code {n}: {got:#x}");
+        }
+        // The first codes: the linear segment on the grid 2^-14 (20n / 65536).
+        for n in 0..=12u32 {
+            assert_eq!(srgb_to_linear(n as f32 / 255.0), n as f32 * 20.0 / 65536.0);
         }
     }
 
