@@ -38,7 +38,7 @@ want runtime && part runtime ci/gpu-runtime.sh "$work/runtime"
 want run && part run ci/gpu-run.sh "$work/run"
 want torch && part torch ci/gpu-torch.sh "$work/torch"
 want random && part random ci/gpu-random.sh "$work/random"
-want mufu && part mufu ci/gpu-mufu.sh "$work/mufu"
+want fits && part fits ci/gpu-fits.sh "$work/fits"
 # NVIDIA's public samples with NVIDIA's runtime and with cumock's, when a checkout is
 # carried (CUDA_SAMPLES; ci/public-samples.sh).
 if [ -n "${CUDA_SAMPLES:-}" ] && want samples; then
