@@ -812,7 +812,9 @@ impl Stored {
                 // by 1 + 257/32768 (about 32767/32512), the correction from S cut to a
                 // multiple of 16 and rounded at 2^-11: every one of the 1892 recorded s8
                 // blends (norm-linear, s8-linear-sweep).
-                let s = (sum * 256.0).round() as i64;
+                // (A border colour far out of range saturates; the texels' sums lie
+                // within 256 x 128.)
+                let s = ((sum * 256.0).round() as i64).clamp(-(1 << 40), 1 << 40);
                 let k = s + (((s >> 4) * 257 + 1024) >> 11);
                 k.clamp(-32767, 32767) as f64 / 32767.0
             }
@@ -2152,6 +2154,34 @@ mod tests {
         tex.sampler.read_normalized = true;
         tex.sampler.srgb = srgb;
         tex
+    }
+
+    #[test]
+    fn s8_linear_filtering_takes_any_border_colour() {
+        // A signed 8-bit texture blends its integers (`Stored::Snorm`); a border colour far
+        // out of range saturates rather than overflowing the rescaling.
+        let t = Texels::zeroed(8).unwrap();
+        assert!(t.write(0, &[0x80, 0x7f, 0x01, 0xff, 0x7f, 0x80, 0xff, 0x01]));
+        let mut tex = float_texture(&[0.0; 2], 2, 1, true, AddressMode::Border);
+        tex.image.format = Format {
+            kind: ChannelKind::Signed,
+            bits: 8,
+            channels: 4,
+        };
+        tex.image.storage = Storage::Array(Arc::new(t));
+        tex.sampler.read_normalized = true;
+        tex.sampler.border = [1e30, -1e30, f32::NAN, 0.5];
+        let got = tex
+            .sample(&Texmem::new(&NoMemory), &lookup2([0.25, 0.5]))
+            .unwrap();
+        assert_eq!(f32::from_bits(got[0]), 1.0, "{got:x?}");
+        assert_eq!(f32::from_bits(got[1]), -1.0, "{got:x?}");
+        // Between the two texels, -128 and 127 by halves: S = 128 (-128 + 127) = -128,
+        // k = S + (((S >> 4) 257 + 1024) >> 11) = -129.
+        let got = tex
+            .sample(&Texmem::new(&NoMemory), &lookup2([1.0, 0.5]))
+            .unwrap();
+        assert_eq!(got[0], ((-129.0f64 / 32767.0) as f32).to_bits());
     }
 
     #[test]
