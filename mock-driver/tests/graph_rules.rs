@@ -258,6 +258,38 @@ fn a_destroyed_nodes_handle_names_the_next_node() {
     }
 }
 
+/// cuGraphGetEdges lists a node's edges in the order they were made, so a list one short
+/// leaves out the edge made last (random graphs seed 30 line 173: of n14's edges the
+/// H200 left out n14 -> n1, made by cuGraphAddDependencies after n14 -> n20 came with
+/// n20, though n1 is the older node).
+#[test]
+fn a_short_edge_list_leaves_out_the_edge_made_last() {
+    let _one = alone_in_context();
+    // Safety: live locals; the graph and nodes are this test's own.
+    unsafe {
+        let g = graph();
+        let older = empty(g, &[]);
+        let from = empty(g, &[]);
+        let newer = empty(g, &[from]);
+        let (f, t) = ([from], [older]);
+        assert_eq!(cuGraphAddDependencies(g, f.as_ptr(), t.as_ptr(), 1), 0);
+        let (mut fs, mut ts) = ([std::ptr::null_mut(); 2], [std::ptr::null_mut(); 2]);
+        let mut n = 1;
+        assert_eq!(
+            cuGraphGetEdges(g, fs.as_mut_ptr(), ts.as_mut_ptr(), &mut n),
+            0
+        );
+        assert_eq!((n, fs[0], ts[0]), (1, from, newer));
+        let mut n = 2;
+        assert_eq!(
+            cuGraphGetEdges(g, fs.as_mut_ptr(), ts.as_mut_ptr(), &mut n),
+            0
+        );
+        assert_eq!((fs, ts), ([from, from], [newer, older]));
+        assert_eq!(cuGraphDestroy(g), 0);
+    }
+}
+
 /// A graph made its own child: the dependencies are checked first (seed 24 line 28:
 /// another graph's node, INVALID_VALUE); a graph with memory nodes is refused before its
 /// dependency array is read (seed 19 line 90: NULL with a count of 1, NOT_SUPPORTED).

@@ -531,6 +531,9 @@ pub struct GraphBody {
     /// graph one with memory nodes before it failed (`Graphs::mark_memory_nodes`): the
     /// graph keeps that standing without the node.
     memory_marked: bool,
+    /// Its edges (from, to) in the order they were made, whether with a node or by
+    /// cuGraphAddDependencies (`edges_by_source`).
+    edge_log: Vec<(NodeId, NodeId)>,
 }
 
 impl GraphBody {
@@ -660,20 +663,30 @@ impl GraphBody {
             .collect()
     }
 
-    /// Edges as cuGraphGetEdges lists them: by the order of `from`'s addition. A list
-    /// one short on the H200 always left out the last edge of the last node so ordered
-    /// (random_graphs: 17 of 17 short lists, e.g. seed 4 line 101); which of one node's
-    /// edges comes first no short list told apart, so they follow `to`'s addition.
+    /// Edges as cuGraphGetEdges lists them: by the order of `from`'s addition, and one
+    /// node's edges in the order they were made. A list one short on the H200 always left
+    /// out the last edge of the last node so ordered (random_graphs: 17 of 17 short
+    /// lists, e.g. seed 4 line 101; seed 30 line 173: of n14's edges, n14 -> n1, made by
+    /// a cuGraphAddDependencies after n20 was added with n14 -> n20).
     pub fn edges_by_source(&self) -> Vec<(NodeId, NodeId)> {
-        self.order
-            .iter()
-            .flat_map(|from| {
-                self.order
-                    .iter()
-                    .filter(|to| self.nodes[*to].deps.contains(from))
-                    .map(move |to| (*from, *to))
-            })
-            .collect()
+        let live =
+            |from: &NodeId, to: &NodeId| self.nodes.get(to).is_some_and(|n| n.deps.contains(from));
+        let mut edges = Vec::new();
+        for from in &self.order {
+            let start = edges.len();
+            for (f, to) in &self.edge_log {
+                if f == from && live(f, to) && !edges[start..].contains(&(*f, *to)) {
+                    edges.push((*f, *to));
+                }
+            }
+            // Edges the log does not hold (none are made elsewhere), by `to`'s addition.
+            for to in &self.order {
+                if live(from, to) && !edges[start..].contains(&(*from, *to)) {
+                    edges.push((*from, *to));
+                }
+            }
+        }
+        edges
     }
 
     /// Its nodes without dependencies, as cuGraphGetRootNodes lists them: the last added
@@ -882,6 +895,7 @@ impl Graphs {
         let n = self.fresh_node();
         let body = self.graph_mut(g)?;
         body.order.push(n);
+        body.edge_log.extend(deps.iter().map(|d| (*d, n)));
         body.nodes.insert(
             n,
             GraphNode {
@@ -916,6 +930,7 @@ impl Graphs {
                 )));
             }
             deps.push(from);
+            body.edge_log.push((from, to));
         }
         Ok(())
     }
@@ -953,6 +968,7 @@ impl Graphs {
                 .expect("checked")
                 .deps
                 .retain(|d| *d != from);
+            body.edge_log.retain(|e| *e != (from, to));
         }
         Ok(())
     }
@@ -965,6 +981,11 @@ impl Graphs {
         let renamed = GraphBody {
             memory_marked: body.memory_marked,
             order: body.order.iter().map(|n| map[n]).collect(),
+            edge_log: body
+                .edge_log
+                .iter()
+                .filter_map(|(from, to)| Some((*map.get(from)?, *map.get(to)?)))
+                .collect(),
             nodes: body
                 .nodes
                 .into_iter()
@@ -1058,6 +1079,7 @@ impl Graphs {
         for other in body.nodes.values_mut() {
             other.deps.retain(|d| *d != n);
         }
+        body.edge_log.retain(|(from, to)| *from != n && *to != n);
         self.owner.remove(&n);
         self.freed_nodes.push(n);
         for b in node.op.owned_graphs() {
