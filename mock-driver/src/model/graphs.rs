@@ -669,24 +669,32 @@ impl GraphBody {
     /// lists, e.g. seed 4 line 101; seed 30 line 173: of n14's edges, n14 -> n1, made by
     /// a cuGraphAddDependencies after n20 was added with n14 -> n20).
     pub fn edges_by_source(&self) -> Vec<(NodeId, NodeId)> {
-        let live =
-            |from: &NodeId, to: &NodeId| self.nodes.get(to).is_some_and(|n| n.deps.contains(from));
-        let mut edges = Vec::new();
-        for from in &self.order {
-            let start = edges.len();
-            for (f, to) in &self.edge_log {
-                if f == from && live(f, to) && !edges[start..].contains(&(*f, *to)) {
-                    edges.push((*f, *to));
-                }
+        let mut by_source: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+        let mut listed = std::collections::HashSet::new();
+        for &(from, to) in &self.edge_log {
+            let live = self.nodes.get(&to).is_some_and(|n| n.deps.contains(&from));
+            if live && listed.insert((from, to)) {
+                by_source.entry(from).or_default().push(to);
             }
-            // Edges the log does not hold (none are made elsewhere), by `to`'s addition.
-            for to in &self.order {
-                if live(from, to) && !edges[start..].contains(&(*from, *to)) {
-                    edges.push((*from, *to));
+        }
+        // Edges the log does not hold (none are made elsewhere), by `to`'s addition.
+        for to in &self.order {
+            for from in &self.nodes[to].deps {
+                if listed.insert((*from, *to)) {
+                    by_source.entry(*from).or_default().push(*to);
                 }
             }
         }
-        edges
+        self.order
+            .iter()
+            .flat_map(|from| {
+                by_source
+                    .remove(from)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(move |to| (*from, to))
+            })
+            .collect()
     }
 
     /// Its nodes without dependencies, as cuGraphGetRootNodes lists them: the last added
