@@ -290,6 +290,44 @@ fn a_short_edge_list_leaves_out_the_edge_made_last() {
     }
 }
 
+/// An address its own graph freed, then took again with a second allocation node, and
+/// that another graph frees: its own graph may not free it a second time (random graphs
+/// seed 30: a1 freed at line 55, taken again at line 132, freed in another graph at line
+/// 156, a free node of it in its own graph INVALID_VALUE at line 202). Without the other
+/// graph's free, the second free is taken.
+#[test]
+fn another_graphs_free_keeps_a_second_own_free_out() {
+    let _one = alone_in_context();
+    // Safety: live locals; the graphs are this test's own.
+    unsafe {
+        for other_frees in [false, true] {
+            let g = graph();
+            let (Added(r, first), p) = alloc_node(g, &[], 4 << 20);
+            assert_eq!(r, 0);
+            let Added(r, freed) = free_node(g, &[first], p);
+            assert_eq!(r, 0);
+            let (Added(r, again), q) = alloc_node(g, &[freed], 128 << 10);
+            assert_eq!((r, q), (0, p), "the freed address is taken again");
+            let other = graph();
+            if other_frees {
+                assert_eq!(free_node(other, &[], p).0, 0);
+            }
+            let want = if other_frees {
+                CUDA_ERROR_INVALID_VALUE
+            } else {
+                0
+            };
+            assert_eq!(
+                free_node(g, &[again], p).0,
+                want,
+                "other graph frees it: {other_frees}"
+            );
+            assert_eq!(cuGraphDestroy(other), 0);
+            assert_eq!(cuGraphDestroy(g), 0);
+        }
+    }
+}
+
 /// A graph made its own child: the dependencies are checked first (seed 24 line 28:
 /// another graph's node, INVALID_VALUE); a graph with memory nodes is refused before its
 /// dependency array is read (seed 19 line 90: NULL with a count of 1, NOT_SUPPORTED).
