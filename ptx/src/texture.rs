@@ -2136,23 +2136,30 @@ mod tests {
             .flat_map(|r| r.iter())
             .flat_map(|v| [*v; 4])
             .collect();
+        let mut tex = byte_texture(&bytes, w, h, ChannelKind::Unsigned, AddressMode::Clamp);
+        tex.sampler.srgb = srgb;
+        tex
+    }
+
+    /// A `w` x `h` texture of 4-channel 8-bit texels of `kind` holding `bytes`, read as
+    /// normalized floats with linear filtering, addressed by `mode`.
+    fn byte_texture(
+        bytes: &[u8],
+        w: usize,
+        h: usize,
+        kind: ChannelKind,
+        mode: AddressMode,
+    ) -> TextureObject {
         let t = Texels::zeroed(bytes.len()).unwrap();
-        assert!(t.write(0, &bytes));
-        let mut tex = float_texture(
-            &vec![0.0; w * h],
-            w as u64,
-            h as u64,
-            true,
-            AddressMode::Clamp,
-        );
+        assert!(t.write(0, bytes));
+        let mut tex = float_texture(&vec![0.0; w * h], w as u64, h as u64, true, mode);
         tex.image.format = Format {
-            kind: ChannelKind::Unsigned,
+            kind,
             bits: 8,
             channels: 4,
         };
         tex.image.storage = Storage::Array(Arc::new(t));
         tex.sampler.read_normalized = true;
-        tex.sampler.srgb = srgb;
         tex
     }
 
@@ -2160,16 +2167,8 @@ mod tests {
     fn s8_linear_filtering_takes_any_border_colour() {
         // A signed 8-bit texture blends its integers (`Stored::Snorm`); a border colour far
         // out of range saturates rather than overflowing the rescaling.
-        let t = Texels::zeroed(8).unwrap();
-        assert!(t.write(0, &[0x80, 0x7f, 0x01, 0xff, 0x7f, 0x80, 0xff, 0x01]));
-        let mut tex = float_texture(&[0.0; 2], 2, 1, true, AddressMode::Border);
-        tex.image.format = Format {
-            kind: ChannelKind::Signed,
-            bits: 8,
-            channels: 4,
-        };
-        tex.image.storage = Storage::Array(Arc::new(t));
-        tex.sampler.read_normalized = true;
+        let texels = [0x80, 0x7f, 0x01, 0xff, 0x7f, 0x80, 0xff, 0x01];
+        let mut tex = byte_texture(&texels, 2, 1, ChannelKind::Signed, AddressMode::Border);
         tex.sampler.border = [1e30, -1e30, f32::NAN, 0.5];
         let got = tex
             .sample(&Texmem::new(&NoMemory), &lookup2([0.25, 0.5]))
