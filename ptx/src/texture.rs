@@ -532,11 +532,8 @@ fn srgb_to_linear(c: f32) -> f32 {
     if y == 0.0 {
         return 0.0;
     }
-    // The exponent of the group's largest value, from its bits (log2 may round a value
-    // just below a power of two up to it).
-    let top = iec(n | 7);
-    let exponent = (((top.to_bits() >> 52) & 0x7ff) as i32 - 1023).max(-7);
-    let step = 2f64.powi(exponent - 7);
+    // 8 bits under the power of two of the group's largest value (at least 2^-7).
+    let step = leading_bit(iec(n | 7)).max(2f64.powi(-7)) / 128.0;
     ((y / step + 0.5).floor() * step) as f32
 }
 
@@ -790,10 +787,7 @@ impl Stored {
                 continue;
             }
             // 7 fraction bits of the largest's power of two: a grid of 2^(e - 7).
-            // (The exponent from the bits: log2 may round a value just below a power of
-            // two up to it.)
-            let exponent = ((largest.to_bits() >> 52) & 0x7ff) as i32 - 1023;
-            let step = 2f64.powi(exponent - 7);
+            let step = leading_bit(largest) / 128.0;
             for t in texels.iter_mut() {
                 t[k] = (t[k] / step).trunc() * step;
             }
@@ -971,7 +965,8 @@ fn truncate_significand(x: f64, bits: u32) -> f64 {
     f64::from_bits(x.to_bits() & !cleared)
 }
 
-/// 2^floor(log2 |x|), the weight of `x`'s leading bit (0 for 0, infinity for infinity).
+/// 2^floor(log2 |x|), the weight of `x`'s leading bit (0 for 0, infinity for infinity),
+/// from its bits: log2 may round a value just below a power of two up to it.
 fn leading_bit(x: f64) -> f64 {
     f64::from_bits(x.abs().to_bits() & 0x7ff0_0000_0000_0000)
 }
@@ -1253,12 +1248,25 @@ impl TextureObject {
         idx: [Option<u64>; 3],
         slice: u64,
     ) -> Result<Option<[f64; 4]>, String> {
+        let raw = self.stored_texel(mem, img, idx, slice, false)?;
+        Ok(raw.map(|raw| raw.map(|r| r as i32 as f64)))
+    }
+
+    /// The texel at `idx` (the layer `slice` where `img` has layers), as `Image::texel`
+    /// reads it; None for the border.
+    fn stored_texel(
+        &self,
+        mem: &Texmem<'_>,
+        img: &Image,
+        idx: [Option<u64>; 3],
+        slice: u64,
+        normalize: bool,
+    ) -> Result<Option<[u32; 4]>, String> {
         let [Some(x), Some(y), Some(z)] = idx else {
             return Ok(None);
         };
         let z = if img.layered || img.cubemap { slice } else { z };
-        let raw = img.texel(mem, [x, y, z], false)?;
-        Ok(Some(raw.map(|r| r as i32 as f64)))
+        img.texel(mem, [x, y, z], normalize).map(Some)
     }
 
     /// A texel by its indices, each already addressed (None: the border's colour).
@@ -1269,16 +1277,14 @@ impl TextureObject {
         idx: [Option<u64>; 3],
         slice: u64,
     ) -> Result<[u32; 4], String> {
-        let [Some(x), Some(y), Some(z)] = idx else {
+        let normalized = self.sampler.read_normalized && img.format.kind != ChannelKind::Float;
+        let Some(mut texel) = self.stored_texel(mem, img, idx, slice, normalized)? else {
             return Ok(if self.reads_float() {
                 self.sampler.border.map(f32::to_bits)
             } else {
                 self.sampler.border.map(|b| b as u32)
             });
         };
-        let z = if img.layered || img.cubemap { slice } else { z };
-        let normalized = self.sampler.read_normalized && img.format.kind != ChannelKind::Float;
-        let mut texel = img.texel(mem, [x, y, z], normalized)?;
         if self.decodes_srgb(img) {
             for c in texel.iter_mut().take(3) {
                 *c = srgb_to_linear(f32::from_bits(*c)).to_bits();

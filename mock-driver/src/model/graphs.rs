@@ -677,14 +677,11 @@ impl GraphBody {
                 by_source.entry(from).or_default().push(to);
             }
         }
-        // Edges the log does not hold (none are made elsewhere), by `to`'s addition.
-        for to in &self.order {
-            for from in &self.nodes[to].deps {
-                if listed.insert((*from, *to)) {
-                    by_source.entry(*from).or_default().push(*to);
-                }
-            }
-        }
+        // Every edge is made by `Graphs::add` or `add_dependencies`, which log it.
+        debug_assert_eq!(
+            listed.len(),
+            self.nodes.values().map(|n| n.deps.len()).sum::<usize>()
+        );
         self.order
             .iter()
             .flat_map(|from| {
@@ -919,12 +916,9 @@ impl Graphs {
     /// node twice); then the edges are added in turn, and one that exists already (made
     /// by this call too) ends the call with the edges before it kept. The H200's edge
     /// and root counts after 230 failed calls of random_graphs fit only this (e.g. seed
-    /// 4 line 64: [n1->n3,n1->n5,n1->n5] refused, n1->n3 and n1->n5 kept).
-    /// cuGraphAddDependencies: the edges in order, up to one that exists already (or came
-    /// earlier in `edges`), which refuses the call with the edges before it added, as on
-    /// the H200: after three times n14 -> n1 refused, its graph had 13 edges, n14 -> n1
-    /// among them (random graphs seed 30 lines 148 and 172; adding none put 27 seeds of
-    /// 40 out of step where 33 are in step).
+    /// 4 line 64: [n1->n3,n1->n5,n1->n5] refused, n1->n3 and n1->n5 kept; seed 30 line
+    /// 148: n14 -> n1 three times refused, n14 -> n1 among the 13 edges after; adding
+    /// none puts 6 more seeds of 40 out of step).
     pub fn add_dependencies(&mut self, g: GraphId, edges: &[(NodeId, NodeId)]) -> CuResult<()> {
         for &(from, to) in edges {
             self.check_deps(g, &[from, to])?;
