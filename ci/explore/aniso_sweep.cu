@@ -25,25 +25,11 @@
 #include <cstdio>
 #include <vector>
 
+#include "mip_levels.cuh"
+
 __global__ void grad(cudaTextureObject_t tex, const float4 *g, const float2 *uv, float *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = tex2DGrad<float>(tex, uv[i].x, uv[i].y, make_float2(g[i].x, g[i].y), make_float2(g[i].z, g[i].w));
-}
-
-static cudaMipmappedArray_t levels(int w, int count, float (*value)(int l, int x, int y)) {
-    cudaChannelFormatDesc f = cudaCreateChannelDesc<float>();
-    cudaMipmappedArray_t mip = NULL;
-    if (cudaMallocMipmappedArray(&mip, &f, make_cudaExtent(w, w, 0), count) != cudaSuccess) return NULL;
-    for (int l = 0; l < count; l++) {
-        cudaArray_t a;
-        cudaGetMipmappedArrayLevel(&a, mip, l);
-        int n = w >> l;
-        std::vector<float> v(n * n);
-        for (int y = 0; y < n; y++)
-            for (int x = 0; x < n; x++) v[y * n + x] = value(l, x, y);
-        cudaMemcpy2DToArray(a, 0, 0, v.data(), n * 4, n * 4, n, cudaMemcpyHostToDevice);
-    }
-    return mip;
 }
 
 static cudaTextureObject_t texture(cudaMipmappedArray_t mip, int max_aniso, int last) {

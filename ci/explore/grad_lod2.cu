@@ -28,6 +28,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "mip_levels.cuh"
+
 __global__ void grad(cudaTextureObject_t tex, const float4 *g, float *out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
@@ -38,22 +40,6 @@ __global__ void at_level(cudaTextureObject_t tex, const float4 *q, float *out, i
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
         out[i] = tex2DLod<float>(tex, q[i].x, q[i].y, q[i].z);
-}
-
-static cudaMipmappedArray_t levels(int w, int count, float (*value)(int l, int x, int y)) {
-    cudaChannelFormatDesc f = cudaCreateChannelDesc<float>();
-    cudaMipmappedArray_t mip = NULL;
-    if (cudaMallocMipmappedArray(&mip, &f, make_cudaExtent(w, w, 0), count) != cudaSuccess) return NULL;
-    for (int l = 0; l < count; l++) {
-        cudaArray_t a;
-        cudaGetMipmappedArrayLevel(&a, mip, l);
-        int n = w >> l;
-        std::vector<float> v(n * n);
-        for (int y = 0; y < n; y++)
-            for (int x = 0; x < n; x++) v[y * n + x] = value(l, x, y);
-        cudaMemcpy2DToArray(a, 0, 0, v.data(), n * 4, n * 4, n, cudaMemcpyHostToDevice);
-    }
-    return mip;
 }
 
 static cudaTextureObject_t texture(cudaMipmappedArray_t mip, cudaTextureFilterMode filter, int last) {
